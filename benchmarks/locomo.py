@@ -1,0 +1,259 @@
+"""LoCoMo recall benchmark: every turn becomes a memory, every question is recalled and scored.
+
+    python -m benchmarks.locomo PATH/locomo10.json [--quick] [--json OUT] [--k 5 10]
+                                [--conversations N] [--workdir DIR] [--details OUT.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.locomo_data import Conversation, load_conversations
+from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
+from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
+
+# Bump when the way turns are written as memories changes: stores in --workdir are rebuilt.
+INGEST_FORMAT = 1
+MARKER_NAME = "ingested.json"
+
+console = Console(stderr=True)
+
+
+def _ingest_fingerprint(conv: Conversation) -> dict:
+    return {"format": INGEST_FORMAT, "sample_id": conv.sample_id, "turns": len(conv.turns)}
+
+
+def _write_turns(store, conv: Conversation) -> None:
+    from memctl import service
+
+    for turn in conv.turns:
+        extra = {"speaker": turn.speaker, "dia_id": turn.dia_id, "session": turn.session}
+        if turn.occurred_at:
+            extra["occurred_at"] = turn.occurred_at
+        service.add_memory(
+            store,
+            turn.memory_text(),
+            type="episodic",
+            extra=extra,
+            created=turn.occurred_at,
+            sync=False,
+        )
+
+
+def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
+    """A store holding every turn of `conv`; reused when a previous run finished ingesting it."""
+    from memctl import service
+    from memctl.config import open_store
+
+    store_dir = conv_dir / ".memory"
+    marker = conv_dir / MARKER_NAME
+    fingerprint = _ingest_fingerprint(conv)
+    reused = (
+        store_dir.is_dir()
+        and marker.is_file()
+        and json.loads(marker.read_text(encoding="utf-8")) == fingerprint
+    )
+    timing: dict = {"reused_store": reused}
+    if reused:
+        store = open_store(store_dir)
+        timing["add_s"] = 0.0
+    else:
+        if conv_dir.exists():
+            shutil.rmtree(conv_dir)  # a half-written or outdated store of our own
+        conv_dir.mkdir(parents=True)
+        start = time.perf_counter()
+        store = service.init_store(store_dir)
+        _write_turns(store, conv)
+        timing["add_s"] = round(time.perf_counter() - start, 3)
+    start = time.perf_counter()
+    service.sync_index(store)
+    timing["sync_s"] = round(time.perf_counter() - start, 3)
+    if not reused:
+        marker.write_text(json.dumps(fingerprint), encoding="utf-8")
+    return store, timing
+
+
+def _dia_id(hit) -> str | None:
+    memory = getattr(hit, "memory", None)
+    extra = getattr(memory, "extra", None) or {}
+    value = extra.get("dia_id")
+    return str(value) if value is not None else None
+
+
+def evaluate(store, conv: Conversation, ks: list[int], details: list | None) -> tuple[list, dict, int]:
+    """Recall every question in every mode; return scored rows, per-mode latencies, unmapped hit count."""
+    from memctl import service
+
+    depth = max(ks)
+    rows = []
+    latencies: dict[str, list[float]] = {mode: [] for mode in MODES}
+    unmapped = 0
+    for question in conv.questions:
+        relevant = set(question.evidence)
+        record = {"sample_id": conv.sample_id, "question": question.text,
+                  "category": question.category, "evidence": list(question.evidence)}
+        for mode in MODES:
+            start = time.perf_counter()
+            hits = service.recall(store, question.text, k=depth, mode=mode, sync=False)
+            latencies[mode].append(time.perf_counter() - start)
+            ranked = [_dia_id(hit) for hit in hits]
+            unmapped += sum(1 for item in ranked if item is None)
+            rows.append((question.category, mode, score_ranking(ranked, relevant, ks)))
+            record[mode] = ranked
+        if details is not None:
+            details.append(record)
+    return rows, latencies, unmapped
+
+
+def _stdout_console() -> Console:
+    """A console that does not squeeze the table to 80 columns when the output goes to a file."""
+    out = Console()
+    return out if out.is_terminal else Console(width=110)
+
+
+def render(result: dict, ks: list[int]) -> None:
+    out = _stdout_console()
+    names = metric_names(ks)
+    table = Table(title=f"LoCoMo turn-level recall, {result['questions']} questions", box=box.SIMPLE_HEAD,
+                  caption="any = recall_any, all = recall_all; best of the three modes in bold")
+    table.add_column("category", no_wrap=True)
+    table.add_column("n", justify="right", no_wrap=True)
+    table.add_column("mode", no_wrap=True)
+    for name in names:
+        table.add_column(name.replace("recall_", ""), justify="right", no_wrap=True)
+    sections = [("overall", result["overall"], result["questions"])]
+    sections += [(cat, modes, result["counts"][cat]) for cat, modes in result["by_category"].items()]
+    for index, (label, modes, count) in enumerate(sections):
+        best = {name: max(modes[m][name] for m in modes) for name in names}
+        for position, mode in enumerate(m for m in MODES if m in modes):
+            cells = []
+            for name in names:
+                value = modes[mode][name]
+                text = f"{value:.3f}"
+                cells.append(f"[bold]{text}[/bold]" if value == best[name] else text)
+            table.add_row(label if position == 0 else "", str(count) if position == 0 else "", mode, *cells,
+                          end_section=position == len(modes) - 1 and index < len(sections) - 1)
+    out.print(table)
+
+    cleaning = Table(title="Evidence cleaning", show_header=True)
+    cleaning.add_column("what")
+    cleaning.add_column("these conversations", justify="right")
+    cleaning.add_column("whole file", justify="right")
+    for kind in CLEANING_KINDS:
+        cleaning.add_row(kind, str(result["cleaning"][kind]), str(result["cleaning_whole_file"][kind]))
+    out.print(cleaning)
+    timing = result["timing"]
+    lat = ", ".join(f"{m} p50 {timing['recall'][m]['p50_ms']} ms" for m in MODES if timing["recall"].get(m))
+    out.print(f"ingest {timing['add_s']} s + sync {timing['sync_s']} s for {timing['turns']} turns; "
+              f"recall {lat}; total {timing['total_s']} s")
+    if result["unmapped_hits"]:
+        out.print(f"[yellow]{result['unmapped_hits']} hits had no dia_id in their metadata (scored as misses)")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="path to locomo10.json")
+    parser.add_argument("--quick", action="store_true", help="first conversation only")
+    parser.add_argument("--conversations", type=int, default=None, help="first N conversations")
+    parser.add_argument("--k", type=int, nargs="+", default=[5, 10], help="cut-offs to score (default 5 10)")
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="keep one store per conversation here and reuse it on later runs")
+    parser.add_argument("--details", type=Path, default=None, help="per-question rankings as JSON lines")
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        parser.error(f"{args.data}: no such file")
+    if any(k < 1 for k in args.k):
+        parser.error("--k values must be positive")
+    args.k = sorted(set(args.k))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    conversations = load_conversations(args.data)
+    limit = 1 if args.quick else args.conversations
+    selected = conversations[:limit] if limit else conversations
+    cleaning_all: Counter = sum((conv.cleaning for conv in conversations), Counter())
+    cleaning: Counter = sum((conv.cleaning for conv in selected), Counter())
+    questions_total = sum(conv.questions_total for conv in selected)
+
+    temp = None
+    workdir = args.workdir
+    if workdir is None:
+        temp = tempfile.TemporaryDirectory(prefix="memctl-locomo-")
+        workdir = Path(temp.name)
+    rows: list = []
+    latencies: dict[str, list[float]] = {mode: [] for mode in MODES}
+    timing = {"add_s": 0.0, "sync_s": 0.0, "turns": 0, "per_conversation": {}}
+    details: list | None = [] if args.details else None
+    by_conversation = {}
+    unmapped = 0
+    try:
+        for conv in selected:
+            console.print(f"{conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions")
+            store, conv_timing = prepare_store(conv, workdir / conv.sample_id)
+            conv_rows, conv_latencies, conv_unmapped = evaluate(store, conv, args.k, details)
+            rows += conv_rows
+            unmapped += conv_unmapped
+            for mode, values in conv_latencies.items():
+                latencies[mode] += values
+            timing["add_s"] += conv_timing["add_s"]
+            timing["sync_s"] += conv_timing["sync_s"]
+            timing["turns"] += len(conv.turns)
+            timing["per_conversation"][conv.sample_id] = conv_timing
+            by_conversation[conv.sample_id] = aggregate(conv_rows)["overall"]
+    finally:
+        if temp is not None:
+            temp.cleanup()
+
+    scored = aggregate(rows)
+    timing["add_s"] = round(timing["add_s"], 3)
+    timing["sync_s"] = round(timing["sync_s"], 3)
+    timing["recall"] = {mode: summarize_seconds(values) for mode, values in latencies.items()}
+    timing["total_s"] = round(time.perf_counter() - started, 2)
+    scored_count = sum(scored["counts"].values())
+    result = {
+        "benchmark": "locomo",
+        "data": str(args.data.name),
+        "conversations": [conv.sample_id for conv in selected],
+        "questions": scored_count,
+        "questions_in_data": questions_total,
+        "k": args.k,
+        "overall": scored["overall"],
+        "by_category": scored["by_category"],
+        "counts": scored["counts"],
+        "by_conversation": by_conversation,
+        "cleaning": {kind: cleaning.get(kind, 0) for kind in CLEANING_KINDS},
+        "cleaning_whole_file": {kind: cleaning_all.get(kind, 0) for kind in CLEANING_KINDS},
+        "unmapped_hits": unmapped,
+        "timing": timing,
+        "machine": {**machine_info(), **peak_rss_mb()},
+        "command": "python -m benchmarks.locomo " + " ".join(sys.argv[1:] if argv is None else argv),
+    }
+    render(result, args.k)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {args.json}")
+    if args.details is not None:
+        args.details.parent.mkdir(parents=True, exist_ok=True)
+        args.details.write_text("".join(json.dumps(d) + "\n" for d in details or []), encoding="utf-8")
+        console.print(f"wrote {args.details}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from memctl.cli.app import main
+
+main()

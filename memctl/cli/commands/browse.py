@@ -1,0 +1,85 @@
+"""list, show, edit: reading the files, never importing the index or the model."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+
+import typer
+from rich.table import Table
+
+from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
+from memctl.cli.state import current_store
+from memctl.core.frontmatter import front_matter_dict
+from memctl.errors import MemctlError
+from memctl.service import get_memory, list_memories
+
+
+def memory_dict(memory, path) -> dict:
+    data = front_matter_dict(memory)
+    data["path"] = str(path)
+    data["body"] = memory.body
+    return data
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("list")
+    @handles_errors
+    def list_command(
+        ctx: typer.Context,
+        types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
+        tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag; repeatable."),
+        include_archived: bool = typer.Option(False, "--include-archived", help="Also list archive/."),
+        as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
+    ) -> None:
+        """List memories, oldest first."""
+        store = current_store(ctx)
+        listing = list_memories(store, types or None, tags or None, include_archived)
+        warn_problems(listing.problems)
+        if as_json:
+            print_json([memory_dict(m, store.root / p) for p, m in listing.memories])
+            return
+        table = Table(box=None, pad_edge=False)
+        for column in ("id", "type", "title", "tags", "updated"):
+            table.add_column(column)
+        for _, memory in listing.memories:
+            table.add_row(memory.id, memory.type, memory.display_title, ", ".join(memory.tags), memory.updated or "")
+        stdout.print(table)
+        stdout.print(f"{len(listing.memories)} memories")
+
+    @app.command("show")
+    @handles_errors
+    def show_command(
+        ctx: typer.Context,
+        memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+        as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
+    ) -> None:
+        """Show one memory: its fields and body."""
+        store = current_store(ctx)
+        path, memory = get_memory(store, memory_id)
+        if as_json:
+            print_json(memory_dict(memory, path))
+            return
+        stdout.print(f"[bold]{memory.display_title}[/]  ({memory.type}, {memory.id})", markup=True)
+        stdout.print(f"[dim]{path}[/]", markup=True)
+        for key, value in front_matter_dict(memory).items():
+            if key not in ("id", "title", "type") and value not in (None, "", []):
+                stdout.print(f"{key}: {value}", markup=False)
+        stdout.print()
+        stdout.print(memory.body.rstrip(), markup=False)
+
+    @app.command("edit")
+    @handles_errors
+    def edit_command(
+        ctx: typer.Context,
+        memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    ) -> None:
+        """Open a memory in $EDITOR; the next read command re-indexes it."""
+        store = current_store(ctx)
+        path, _ = get_memory(store, memory_id)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except FileNotFoundError:
+            raise MemctlError(f"Editor '{editor}' not found; set $EDITOR.") from None

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
+from memctl.cli.state import current_store
+from memctl.errors import UsageError
+from memctl.service import recall, sync_index
+from memctl.service.recall import MODES, Hit
+
+FORMATS = ("table", "json", "context")
+
+
+def snippet(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def context_block(query: str, hits: list[Hit]) -> str:
+    """Markdown to paste into a prompt: one bullet per memory, body kept whole."""
+    lines = [f"## Memories relevant to: {query}", ""]
+    if not hits:
+        lines.append("_No relevant memories._")
+    for hit in hits:
+        tags = f" [{', '.join(hit.tags)}]" if hit.tags else ""
+        lines.append(f"- **{hit.title}** ({hit.type}, id {hit.id}){tags}")
+        body = hit.body.strip()
+        if body and body != hit.title:
+            lines.extend(f"  {line}" if line else "" for line in body.splitlines())
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("recall")
+    @handles_errors
+    def recall_command(
+        ctx: typer.Context,
+        query: str = typer.Argument(..., help="What you want to remember, in your own words or an exact identifier."),
+        k: int = typer.Option(None, "-k", "--limit", help="How many memories to return (config recall.k, 5)."),
+        types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
+        tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag; repeatable."),
+        agent: str = typer.Option(None, "--agent", help="Only memories written by this agent."),
+        mode: str = typer.Option("hybrid", "--mode", help=f"Retrieval: {', '.join(MODES)}."),
+        output_format: str = typer.Option("table", "--format", "-f", help=f"Output: {', '.join(FORMATS)}."),
+        include_archived: bool = typer.Option(False, "--include-archived", help="Also search archive/."),
+        as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    ) -> None:
+        """Find memories by meaning and by exact words (vector + BM25, fused).
+
+        Example: memctl recall "how do we deploy" -k 3 --format context
+        """
+        if output_format not in FORMATS:
+            raise UsageError(f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}.")
+        store = current_store(ctx)
+        report = sync_index(store)
+        warn_problems(report.problems)
+        limit = k if k is not None else int(store.section("recall").get("k", 5))
+        hits = recall(
+            store, query, k=limit, mode=mode, types=types or None, tags=tags or None,
+            agent=agent, include_archived=include_archived, sync=False,
+        )
+        if as_json or output_format == "json":
+            print_json([hit.to_dict() for hit in hits])
+        elif output_format == "context":
+            stdout.out(context_block(query, hits), end="")
+        else:
+            if not hits:
+                stdout.print("No memories found.")
+                return
+            table = Table(box=None, pad_edge=False)
+            for column in ("score", "id", "type", "memory"):
+                table.add_column(column)
+            for hit in hits:
+                table.add_row(f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{snippet(hit.body)}")
+            stdout.print(table)

@@ -1,0 +1,47 @@
+"""Rendering and the one error handler: data to stdout, progress and warnings to stderr."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from memctl.errors import MemctlError
+
+stdout = Console(highlight=False, soft_wrap=True)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def warn_problems(problems: list[dict]) -> None:
+    for problem in problems:
+        stderr.print(f"[yellow]{problem['path']}:{problem['line']}: {problem['problem']}[/]", markup=True)
+
+
+def fail(error: MemctlError, as_json: bool) -> typer.Exit:
+    if as_json:
+        print_json({"error": {"kind": error.kind, "message": str(error)}})
+    else:
+        stderr.print(f"Error: {error}", markup=False)
+    return typer.Exit(code=error.exit_code)
+
+
+def handles_errors(command: Callable) -> Callable:
+    """Translate library errors into one clear sentence (or JSON) and the right exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except MemctlError as error:
+            raise fail(error, bool(kwargs.get("as_json"))) from None
+
+    return wrapper

@@ -1,0 +1,35 @@
+"""A conversation as plain values: turns in, memory candidates out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Roles the readers produce; other spellings ("human", "ai", ...) are mapped onto these.
+ROLES = ("user", "assistant", "system", "tool")
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    content: str
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A durable memory proposed from a conversation, before dedup decides ADD/UPDATE/NOOP."""
+
+    text: str
+    type: str
+    confidence: float
+    source: str
+    # What the statement is about, so a later statement on the same subject with another value
+    # can be recognised as a change ("preference:indentation", "profile:name", ...).
+    subject_key: str
+    # The sentence as written in the conversation.
+    evidence: str
+
+
+def render_turns(turns: list[Turn]) -> str:
+    """The conversation as `role: text` lines, the form summaries and LLM prompts read."""
+    return "\n".join(f"{turn.role}: {turn.content}" for turn in turns)

@@ -1,0 +1,385 @@
+"""Rule-based extraction of explicitly stated memories, in English and Chinese (no LLM).
+
+Only the user's turns are read, plus decisions stated by either side ("we decided", "我们决定").
+Only explicit statements count: a sentence must carry one of the cues below, and what is
+stored is that sentence made standalone (third person, or an imperative), never an inference.
+Questions and vague objects ("I like that", "我喜欢这个") are skipped.
+
+Types and confidence (the cue's strength):
+  profile     name 0.9; "my <timezone|email|role...> is" 0.85; work at / live in / from 0.8;
+              "I am a ..." 0.75
+  preference  "I prefer", "my favorite" 0.85; "I always/never" (a habit) 0.85; "I hate" 0.8;
+              "I don't like"/"I dislike" 0.75; "I love" 0.75; "I like"/"I enjoy" 0.7
+  procedural  imperative rules ("Always ...", "Never ...", "Don't ever ...", "from now on",
+              "以后请", "不要", "总是") 0.9; how-tos ("to deploy, run ...", "the way to X is")
+              0.8; lessons that say what to do ("lesson learned", "the fix was") 0.75-0.8
+  semantic    decisions ("we decided/agreed" 0.9, "let's use" 0.75); facts after "remember
+              that" 0.9 / "note that" 0.8; findings ("it turned out", "the root cause was") 0.7
+A wrapper ("remember that", "from now on", "记住", "以后请") around another statement keeps
+the inner statement's type and raises its confidence to the wrapper's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable
+
+from memctl.core.conversation import Candidate, Turn
+from memctl.core.phrasing import finish, standalone
+from memctl.core.sentences import split_sentences, strip_code_blocks
+from memctl.core.subjects import (
+    clause_core,
+    clause_subject,
+    content_words,
+    normalize,
+    object_subject,
+    subject_key,
+    verb_subject,
+)
+
+SOURCE = "explicit_user_input"
+Rule = Callable[[str], "Candidate | None"]
+
+_DISCOURSE = re.compile(
+    r"^(?:(?:also|and|oh|btw|by the way|ok(?:ay)?|so|well|actually|one more thing|hey|hi|"
+    r"hello|anyway|alright|right|yeah|yes|no|ps|另外|还有|对了|顺便说一下|顺便|好的|嗯|哦|其实|"
+    r"说实话)\s*[,，:：!！]?\s+|(?:另外|还有|对了|好的|嗯|其实|说实话)[,，:：]?)+",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^(?:(?:do|does|did|can|could|would|should|shall|is|are|was|were|will|won't|shouldn't)\s+"
+    r"(?:you|we|i|it|they|there|this|that)\b|what\b|why\b)",
+    re.IGNORECASE,
+)
+# Where a first-person statement may begin inside a sentence.
+_EN_CLAUSE = r"(?:^|[,;:—–]\s*|\b(?:and|but|so|because|though|also|honestly|personally|generally|actually|really|just)\s+)"
+_ZH_CLAUSE = r"(?:^|[，,；;：:]|其实|另外|还有|而且|但是|不过|所以|平时|一般|个人)"
+_VAGUE_OBJECT = re.compile(
+    r"^(?:it|this|that|these|those|them|you|him|her|what|how|when|so|too|to see|very much)\b|"
+    r"^(?:这|那|它|你|他|她)",
+    re.IGNORECASE,
+)
+_NOT_AFTER_ALWAYS = re.compile(r"^(?:a|an|the|mind|again|ever|been|had|was|is|be|have|did)\b",
+                               re.IGNORECASE)
+_ZH_SMALL_TALK = re.compile(r"^(?:担心|客气|着急|紧张|介意|谢|麻烦)")
+IMPERATIVE_VERBS = (
+    "run|use|execute|call|type|invoke|install|set|add|edit|open|push|pull|merge|deploy|restart|"
+    "build|start|stop|check|export|source|create|make|cd|ssh|go|pass|bump|tag|update|clear|"
+    "delete|remove|enable|disable|copy|kubectl|docker|npm|pnpm|yarn|git|pip|uv|just|first"
+)
+PROFILE_ATTRIBUTES = (
+    "timezone|time zone|email|e-mail|pronouns|role|job title|title|job|team|manager|"
+    "github username|github handle|username|birthday|location|company|employer|native language|"
+    "first language|phone"
+)
+
+
+def extract_candidates(turns: list[Turn]) -> list[Candidate]:
+    """Candidates in conversation order; a repeated statement appears once, at its strongest."""
+    found: list[Candidate] = []
+    position: dict[tuple[str, str], int] = {}
+    for turn in turns:
+        if turn.role not in ("user", "assistant"):
+            continue
+        for sentence in split_sentences(strip_code_blocks(turn.content)):
+            candidate = extract_sentence(sentence, turn.role)
+            if candidate is None:
+                continue
+            key = (candidate.type, candidate.text.casefold())
+            if key in position:
+                earlier = found[position[key]]
+                if candidate.confidence > earlier.confidence:
+                    found[position[key]] = replace(earlier, confidence=candidate.confidence)
+                continue
+            position[key] = len(found)
+            found.append(candidate)
+    return found
+
+
+def extract_sentence(sentence: str, role: str = "user") -> Candidate | None:
+    """The candidate one sentence states explicitly, if any."""
+    evidence = sentence.strip()
+    text = _DISCOURSE.sub("", evidence).strip()
+    if not text or _is_question(text):
+        return None
+    if role == "assistant":
+        return _with_evidence(_decision(text), evidence)
+    if role != "user":
+        return None
+    return _with_evidence(_statement(text), evidence)
+
+
+def _statement(text: str) -> Candidate | None:
+    for rule in (_wrapped, _favorite, _profile, _preference, _decision, _rule, _procedure, _lesson):
+        candidate = rule(text)
+        if candidate is not None:
+            return candidate
+    return None
+
+
+def _with_evidence(candidate: Candidate | None, evidence: str) -> Candidate | None:
+    return None if candidate is None else replace(candidate, evidence=evidence)
+
+
+def _make(text: str, type_: str, confidence: float, kind: str, subject: str) -> Candidate | None:
+    if not text:
+        return None
+    return Candidate(text, type_, confidence, SOURCE, subject_key(kind, subject), "")
+
+
+# --- wrappers: "remember that X", "from now on X", "记住X", "以后请X" -----------------------
+
+_WRAPPERS = (
+    (re.compile(r"^(?:please\s+)?(?:remember|don't forget|do not forget)(?:\s+that|\s*[:,])\s*(.+)", re.I), 0.9, "fact"),
+    (re.compile(r"^(?:please\s+)?(?:keep in mind|bear in mind)(?:\s+that|\s*[:,])\s*(.+)", re.I), 0.85, "fact"),
+    (re.compile(r"^(?:please\s+)?(?:note|fyi|for the record)(?:\s+that|\s*[:,])\s*(.+)", re.I), 0.8, "fact"),
+    (re.compile(r"^(?:please\s+)?(?:from now on|going forward|henceforth|in the future)\s*[,:]?\s*(.+)", re.I), 0.9, "rule"),
+    (re.compile(r"^(?:请)?(?:记住|牢记|记好)[，,：:]?(.+)"), 0.9, "fact"),
+    (re.compile(r"^(?:请)?(?:以后|今后|从现在开始|从今以后|之后)[，,]?(?:请)?(.+)"), 0.9, "rule"),
+)
+
+
+def _wrapped(text: str) -> Candidate | None:
+    for pattern, confidence, fallback in _WRAPPERS:
+        match = pattern.match(text)
+        if not match:
+            continue
+        inner = match.group(1).strip()
+        candidate = _statement(inner)
+        if candidate is not None:
+            return replace(candidate, confidence=max(candidate.confidence, confidence))
+        if fallback == "rule":
+            return _make(finish(standalone(text)), "procedural", confidence, "rule", verb_subject(inner))
+        if re.match(r"^to\s", inner, re.I):  # "remember to run the migrations"
+            return _make(finish(standalone(text)), "procedural", confidence, "rule", verb_subject(inner[3:]))
+        if len(content_words(inner)) < 2 and len(inner) < 4:
+            return None
+        return _make(standalone(inner), "semantic", confidence, "fact", clause_subject(inner))
+    return None
+
+
+# --- profile -----------------------------------------------------------------------------
+
+_PROFILE = (
+    (re.compile(_EN_CLAUSE + r"(?P<clause>my name is\s+(?P<obj>\S+(?:\s+[A-Z][\w'-]*){0,3}))", re.I), 0.9, "name"),
+    (re.compile(_EN_CLAUSE + r"(?P<clause>(?:please\s+)?call me\s+(?P<obj>\S+(?:\s+[A-Z][\w'-]*){0,2}))", re.I), 0.9, "name"),
+    (re.compile(_EN_CLAUSE + rf"(?P<clause>my (?P<attr>{PROFILE_ATTRIBUTES}) is\s+(?P<obj>.+))", re.I), 0.85, None),
+    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: currently)? (?:work|am working|'m working) (?:at|for)\s+(?P<obj>.+))", re.I), 0.8, "employer"),
+    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: currently)? (?:live in|am based in|'m based in)\s+(?P<obj>.+))", re.I), 0.8, "location"),
+    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: am|'m) from\s+(?P<obj>.+))", re.I), 0.8, "origin"),
+    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: am|'m) an?\s+(?!(?:bit|little|lot|tad|big fan|fan|huge fan)\b)(?P<obj>.+))", re.I), 0.75, "role"),
+    (re.compile(_ZH_CLAUSE + r"(?P<clause>我(?:叫|的名字是|的名字叫)(?P<obj>(?![你他她了人车])[^，,。！？!?\s]{1,12}))"), 0.9, "name"),
+    (re.compile(_ZH_CLAUSE + r"(?P<clause>我(?:现在)?在(?P<obj>[^，,。]+?)(?:工作|上班))"), 0.8, "employer"),
+    (re.compile(_ZH_CLAUSE + r"(?P<clause>我(?:现在)?住在(?P<obj>[^，,。]+))"), 0.8, "location"),
+    (re.compile(_ZH_CLAUSE + r"(?P<clause>我来自(?P<obj>[^，,。]+))"), 0.8, "origin"),
+    (re.compile(_ZH_CLAUSE + r"(?P<clause>我是(?![说不想在因指问否觉])(?P<obj>[^，,。]+))"), 0.75, "role"),
+)
+
+
+def _profile(text: str) -> Candidate | None:
+    for pattern, confidence, attribute in _PROFILE:
+        match = pattern.search(text)
+        if not match or _VAGUE_OBJECT.match(match.group("obj")):
+            continue
+        if attribute is None:
+            attribute = normalize(match.group("attr"))
+        return _make(standalone(match.group("clause")), "profile", confidence, "profile", attribute)
+    return None
+
+
+_FAVORITE = re.compile(_EN_CLAUSE + r"(?P<clause>my fav(?:ou?rite|e) (?P<attr>[\w -]{2,30}?) (?:is|are)\s+(?P<obj>.+))", re.I)
+
+
+def _favorite(text: str) -> Candidate | None:
+    match = _FAVORITE.search(text)
+    if not match:
+        return None
+    return _make(standalone(match.group("clause")), "preference", 0.85, "preference",
+                 normalize(match.group("attr")))
+
+
+# --- preferences --------------------------------------------------------------------------
+
+_EN_PREFERENCE = re.compile(
+    _EN_CLAUSE
+    + r"(?P<clause>I(?:\s+(?:really|strongly|much|generally|usually|definitely|personally|also|"
+    r"still|very much|absolutely|honestly))*\s+(?P<verb>prefer|would prefer|'d prefer|like|love|"
+    r"enjoy|hate|dislike|can't stand|cannot stand|don't like|do not like|don't want|do not want)"
+    r"\s+(?P<obj>.+))",
+    re.I,
+)
+_EN_FAN = re.compile(_EN_CLAUSE + r"(?P<clause>I(?:'m| am) an? (?:big |huge )?fan of\s+(?P<obj>.+))", re.I)
+_EN_HABIT = re.compile(_EN_CLAUSE + r"(?P<clause>I\s+(?P<verb>always|never)\s+(?P<obj>.+))", re.I)
+_ZH_PREFERENCE = re.compile(
+    _ZH_CLAUSE
+    + r"(?P<clause>我(?:很|真的|非常|特别|还是|一般|通常|也)*(?P<verb>更喜欢|更偏好|偏好|倾向于|"
+    r"比较喜欢|不喜欢|讨厌|受不了|不想要|喜欢|爱用|爱)(?P<obj>.+))"
+)
+_ZH_HABIT = re.compile(_ZH_CLAUSE + r"(?P<clause>我(?P<verb>总是|一直|从不|从来不)(?P<obj>.+))")
+_PREFERENCE_CONFIDENCE = {
+    "prefer": 0.85, "would prefer": 0.8, "'d prefer": 0.8, "like": 0.7, "love": 0.75,
+    "enjoy": 0.7, "hate": 0.8, "dislike": 0.75, "can't stand": 0.8, "cannot stand": 0.8,
+    "don't like": 0.75, "do not like": 0.75, "don't want": 0.75, "do not want": 0.75,
+    "更喜欢": 0.85, "更偏好": 0.85, "偏好": 0.85, "倾向于": 0.8, "比较喜欢": 0.75, "喜欢": 0.7,
+    "爱用": 0.75, "爱": 0.7, "不喜欢": 0.75, "讨厌": 0.8, "受不了": 0.8, "不想要": 0.75,
+    "always": 0.85, "never": 0.85, "总是": 0.85, "一直": 0.8, "从不": 0.85, "从来不": 0.85,
+}
+
+
+def _preference(text: str) -> Candidate | None:
+    fan = _EN_FAN.search(text)
+    if fan and not _VAGUE_OBJECT.match(fan.group("obj")):
+        return _make(standalone(fan.group("clause")), "preference", 0.7, "preference",
+                     object_subject(fan.group("obj")))
+    for pattern in (_EN_PREFERENCE, _EN_HABIT, _ZH_PREFERENCE, _ZH_HABIT):
+        match = pattern.search(text)
+        if not match:
+            continue
+        obj = match.group("obj").strip()
+        if _VAGUE_OBJECT.match(obj) or _too_thin(obj) or re.match(r"^you\b|^你", obj, re.I):
+            return None
+        verb = match.group("verb").lower()
+        subject = object_subject(obj) if pattern is not _EN_HABIT else verb_subject(obj)
+        return _make(standalone(match.group("clause")), "preference",
+                     _PREFERENCE_CONFIDENCE[verb], "preference", subject)
+    return None
+
+
+# --- decisions (either side) --------------------------------------------------------------
+
+_EN_DECISION = re.compile(
+    r"(?<!\bif )(?<!\bwhether )\bwe(?P<aux>'ve|\s+have|\s+all|\s+finally|\s+just|\s+both)*\s+"
+    r"(?P<verb>decided|agreed|settled on|chose|went with)\s+(?P<prep>to|that|on|upon)?\s*(?P<obj>.+)",
+    re.I,
+)
+_EN_LETS = re.compile(r"^let's\s+(?P<verb>use|go with|stick with|switch to|adopt|keep)\s+(?P<obj>.+)", re.I)
+_ZH_DECISION = re.compile(
+    r"我们(?:最终|最后|已经|一致|刚刚|都)*(?P<verb>决定|商定|约定|同意|确定)(?:了)?[，,：:]?(?P<obj>.+)"
+)
+
+
+def _decision(text: str) -> Candidate | None:
+    match = _EN_DECISION.search(text)
+    if match and not _too_thin(match.group("obj")):
+        verb, prep, obj = match.group("verb"), match.group("prep"), match.group("obj").strip()
+        lead = text[match.start():match.start("verb")]
+        has = " has" if re.search(r"'ve|\bhave\b", lead, re.I) else ""
+        sentence = f"the team{has} {verb} {prep + ' ' if prep else ''}{obj}"
+        if prep == "that":
+            subject = clause_subject(obj)
+        elif prep == "to":
+            subject = verb_subject(obj)
+        else:
+            subject = object_subject(obj)
+        return _make(standalone(sentence), "semantic", 0.9, "decision", subject)
+    match = _ZH_DECISION.search(text)
+    if match and not _too_thin(match.group("obj")):
+        sentence = f"团队{match.group('verb')}{match.group('obj')}"
+        return _make(finish(sentence), "semantic", 0.9, "decision", verb_subject(match.group("obj")))
+    return None
+
+
+def _lets(text: str) -> Candidate | None:
+    match = _EN_LETS.match(text)
+    if not match or _VAGUE_OBJECT.match(match.group("obj")) or _too_thin(match.group("obj")):
+        return None
+    verb, obj = match.group("verb"), match.group("obj")
+    return _make(standalone(f"the team will {verb} {obj}"), "semantic", 0.75, "decision",
+                 verb_subject(f"{verb.split()[0]} {obj}"))
+
+
+# --- imperative rules ---------------------------------------------------------------------
+
+_EN_RULE = re.compile(
+    r"^(?:please\s+)?(?P<cue>always|never|don't ever|do not ever|never ever|make sure (?:to|you)?)\s+(?P<obj>.+)", re.I
+)
+_ZH_RULE = re.compile(
+    r"^(?:请)?(?P<cue>(?:永远|千万|一定|务必|绝对)?(?:不要|别|不准|禁止|不许)|总是|始终|一定要|务必|每次都要?)(?P<obj>.+)"
+)
+
+
+def _rule(text: str) -> Candidate | None:
+    lets = _lets(text)
+    if lets is not None:
+        return lets
+    match = _EN_RULE.match(text)
+    if match:
+        obj = match.group("obj").strip()
+        if _NOT_AFTER_ALWAYS.match(obj) or _too_thin(obj):
+            return None
+        cue = match.group("cue").lower()
+        said = text[match.start("cue"):]
+        if cue in ("don't ever", "do not ever", "never ever"):
+            said = "never " + obj
+        return _make(standalone(said), "procedural", 0.9, "rule", verb_subject(obj))
+    match = _ZH_RULE.match(text)
+    if match:
+        obj = match.group("obj").strip()
+        if _ZH_SMALL_TALK.match(obj) or _too_thin(obj):
+            return None
+        return _make(finish(standalone(text)), "procedural", 0.9, "rule", verb_subject(obj))
+    return None
+
+
+# --- procedures ---------------------------------------------------------------------------
+
+_PROCEDURES = (
+    re.compile(r"^(?:the\s+)?(?:best\s+|right\s+|correct\s+)?way to (?P<task>.+?) is (?:to |by )?(?P<steps>.+)", re.I),
+    re.compile(rf"^(?:in order )?to (?!be\b)(?P<task>[^,]+?),?\s+(?:you\s+(?:need to|have to|should|must|can)\s+|just\s+|first\s+)?(?P<steps>(?:{IMPERATIVE_VERBS})\b.+)", re.I),
+    re.compile(r"^(?:how to|steps to) (?P<task>[^:]+):\s*(?P<steps>.+)", re.I),
+    re.compile(r"^the command (?:to|for) (?P<task>.+?) is (?P<steps>.+)", re.I),
+    re.compile(r"^(?P<task>[^，,。]{2,20})的(?:方法|办法|方式|步骤|命令)是(?P<steps>.+)"),
+    re.compile(r"^要(?P<task>[^，,。]{2,20})[，,](?:就|先|需要|得)?(?P<steps>(?:运行|执行|用|使用|跑).+)"),
+)
+
+
+def _procedure(text: str) -> Candidate | None:
+    for pattern in _PROCEDURES:
+        match = pattern.match(text)
+        if match and not _too_thin(match.group("steps")):
+            return _make(finish(standalone(text)), "procedural", 0.8, "procedure",
+                         normalize(match.group("task")) or match.group("task").strip())
+    return None
+
+
+# --- lessons ------------------------------------------------------------------------------
+
+_LESSONS = (
+    (re.compile(r"\b(?:the\s+)?lessons?\s+(?:learned|learnt)?\s*(?:here\s+)?(?:is|was|:)\s*(?:that\s+)?(?P<obj>.+)", re.I), "procedural", 0.8),
+    (re.compile(r"\blesson learned[:,]?\s*(?P<obj>.+)", re.I), "procedural", 0.8),
+    (re.compile(r"\b(?:the|our)\s+(?:fix|solution|workaround)\s+(?:was|is)\s+(?P<obj>.+)", re.I), "procedural", 0.75),
+    (re.compile(r"\b(?:it\s+)?turn(?:s|ed)\s+out\s+(?:that\s+)?(?P<obj>.+)", re.I), "semantic", 0.7),
+    (re.compile(r"\bthe (?:root cause|real problem|underlying issue)\s+(?:was|is)\s+(?P<obj>.+)", re.I), "semantic", 0.7),
+    (re.compile(r"教训是[，,：:]?(?P<obj>.+)"), "procedural", 0.8),
+    (re.compile(r"(?:解决|修复)(?:办法|方法|方案)是(?P<obj>.+)"), "procedural", 0.75),
+    (re.compile(r"(?:结果|后来|最后)发现(?P<obj>.+)"), "semantic", 0.7),
+    (re.compile(r"根本原因是(?P<obj>.+)"), "semantic", 0.7),
+)
+
+
+def _lesson(text: str) -> Candidate | None:
+    for pattern, type_, confidence in _LESSONS:
+        match = pattern.search(text)
+        if match and not _too_thin(match.group("obj")):
+            said = text[match.start():]
+            return _make(standalone(said), type_, confidence, "lesson",
+                         clause_subject(match.group("obj")))
+    return None
+
+
+def _too_thin(obj: str) -> bool:
+    """An object with no content word ("it", "so much") states nothing durable."""
+    core = clause_core(obj) or obj
+    if re.search(r"[\u3400-\u9fff]", core):
+        return len(re.sub(r"[^\u3400-\u9fffA-Za-z0-9]", "", core)) < 2
+    return not content_words(core)
+
+
+def _is_question(text: str) -> bool:
+    stripped = text.rstrip()
+    return (
+        stripped.endswith(("?", "？"))
+        or bool(_QUESTION_START.match(stripped))
+        or bool(re.search(r"[吗呢][。！!]?$", stripped))
+    )

@@ -1,0 +1,141 @@
+"""The memory record: what one Markdown file under `.memory/` holds."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+MEMORY_TYPES = ("episodic", "semantic", "procedural", "preference", "profile", "knowledge")
+SOURCES = (
+    "explicit_user_input",
+    "implicit_inference",
+    "system_generated",
+    "external_data",
+    "corrected_memory",
+)
+SCOPES = ("project", "private")
+
+# Front matter keys in the order they are written. Unknown keys follow, sorted.
+FIELD_ORDER = (
+    "id",
+    "title",
+    "type",
+    "tags",
+    "importance",
+    "confidence",
+    "source",
+    "scope",
+    "agent",
+    "created",
+    "updated",
+    "expires",
+    "pinned",
+    "relations",
+    "version",
+)
+
+DEFAULT_TYPE = "semantic"
+DEFAULT_IMPORTANCE = 0.5
+DEFAULT_CONFIDENCE = 0.8
+DEFAULT_SOURCE = "explicit_user_input"
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+@dataclass
+class Memory:
+    id: str
+    title: str = ""
+    type: str = DEFAULT_TYPE
+    tags: list[str] = field(default_factory=list)
+    importance: float = DEFAULT_IMPORTANCE
+    confidence: float = DEFAULT_CONFIDENCE
+    source: str = DEFAULT_SOURCE
+    scope: str = "project"
+    agent: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    expires: str | None = None
+    pinned: bool = False
+    relations: list[dict[str, str]] = field(default_factory=list)
+    version: int = 1
+    body: str = ""
+    # Keys we do not model (mentions, speaker, occurred_at, ...) survive a round trip here.
+    extra: dict[str, Any] = field(default_factory=dict)
+    # Which front matter keys were present in the file: defaults are never written back.
+    present: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def display_title(self) -> str:
+        return self.title or first_line(self.body) or self.id
+
+    def embed_text(self) -> str:
+        """The text that represents this memory in the index: title, tags and body."""
+        parts = []
+        title = self.title.strip()
+        body = self.body.strip()
+        if title and not body.startswith(title):
+            parts.append(title)
+        if self.tags:
+            parts.append("tags: " + ", ".join(self.tags))
+        if body:
+            parts.append(body)
+        return "\n".join(parts)
+
+
+def new_id(now: float | None = None) -> str:
+    """Short, sortable id: 9 Crockford base32 chars of milliseconds, then 3 random chars."""
+    ms = int((time.time() if now is None else now) * 1000)
+    chars = []
+    for _ in range(9):
+        chars.append(_CROCKFORD[ms & 31])
+        ms >>= 5
+    rand = int.from_bytes(os.urandom(2), "big")
+    tail = [_CROCKFORD[(rand >> s) & 31] for s in (10, 5, 0)]
+    return "".join(reversed(chars)) + "".join(tail)
+
+
+def now_iso(now: float | None = None) -> str:
+    ts = time.time() if now is None else now
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """Read a timestamp as written by memctl or by a person (date, datetime, ISO text)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if hasattr(value, "year") and hasattr(value, "month"):  # a date
+        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    text = str(value).strip().replace("Z", "+00:00")
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def slugify(text: str, max_len: int = 48) -> str:
+    norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", norm).strip("-")
+    if len(slug) > max_len:
+        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+    return slug or "memory"
+
+
+def first_line(text: str, max_len: int = 80) -> str:
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= max_len else line[: max_len - 1].rstrip() + "…"
+    return ""
+
+
+def memory_filename(memory: Memory) -> str:
+    return f"{slugify(memory.display_title)}-{memory.id}.md"

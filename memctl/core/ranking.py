@@ -1,0 +1,90 @@
+"""Ranking for hybrid recall: reciprocal-rank fusion, exact identifiers, bounded bonuses, MMR."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+# Tokens a person types when they mean one exact thing: snake_case, camelCase, dotted or
+# namespaced names, error codes, ticket numbers, versions with letters.
+_IDENTIFIER = re.compile(
+    r"""
+    (?<![\w.-])
+    (?:
+        [A-Za-z_][\w]*_[\w]+                 # snake_case / SCREAMING_CASE / ERR_42
+      | [a-z]+[A-Z][A-Za-z0-9]*              # camelCase
+      | [A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*      # PascalCase with a second hump
+      | [A-Za-z]+[-#]?\d+[A-Za-z0-9-]*       # JIRA-123, E1234, issue#42
+      | \d+[A-Za-z][A-Za-z0-9]*              # 0x1f, 404NotFound
+      | [A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_][\w]*)+(?:\(\))?   # pkg.module.func, ns::name
+    )
+    (?![\w-])
+    """,
+    re.VERBOSE,
+)
+_BACKTICKED = re.compile(r"`([^`\s]{2,})`")
+
+
+def query_identifiers(query: str) -> list[str]:
+    """Exact identifiers mentioned in a query, in order, without repeats."""
+    found = _BACKTICKED.findall(query) + _IDENTIFIER.findall(query)
+    seen: dict[str, None] = {}
+    for token in found:
+        token = token.strip(".,;:!?()[]{}\"'")
+        if len(token) >= 3 and token.lower() not in seen:
+            seen[token.lower()] = None
+    return list(seen)
+
+
+def contains_identifier(text: str, identifier: str) -> bool:
+    """Whole-token, case-insensitive containment, so `user_id` does not match `user_ids`."""
+    pattern = r"(?<![\w])" + re.escape(identifier) + r"(?![\w])"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None, k: int = 60
+) -> dict[str, float]:
+    """Sum of weight / (k + rank) over the lists each id appears in (rank starts at 1)."""
+    weights = weights or [1.0] * len(rankings)
+    fused: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights):
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
+    return fused
+
+
+def bounded_recency_bonus(age_days: float, max_bonus: float, half_life_days: float = 30.0) -> float:
+    """An additive bonus in [0, max_bonus]: fresh memories get a little, old ones lose nothing."""
+    if max_bonus <= 0 or age_days is None:
+        return 0.0
+    return max_bonus * math.pow(0.5, max(age_days, 0.0) / max(half_life_days, 1e-9))
+
+
+def mmr_order(
+    candidates: Sequence[str],
+    relevance: dict[str, float],
+    similarity,
+    lambda_: float = 0.7,
+    limit: int | None = None,
+) -> list[str]:
+    """Maximal marginal relevance: trade relevance against similarity to what is already picked.
+
+    `similarity(a, b)` returns cosine similarity of two candidates.
+    """
+    pool = list(candidates)
+    limit = len(pool) if limit is None else min(limit, len(pool))
+    if not pool or lambda_ >= 1.0:
+        return sorted(pool, key=lambda c: -relevance[c])[:limit]
+    top = max(relevance[c] for c in pool) or 1.0
+    picked: list[str] = []
+    while pool and len(picked) < limit:
+        def gain(c: str) -> float:
+            redundancy = max((similarity(c, p) for p in picked), default=0.0)
+            return lambda_ * relevance[c] / top - (1 - lambda_) * redundancy
+
+        best = max(pool, key=gain)
+        picked.append(best)
+        pool.remove(best)
+    return picked

@@ -1,0 +1,358 @@
+"""The built-in detectors used by `memctl.core.redact`: a regex for candidates plus a check.
+
+Every pattern is ASCII-mode so that a value glued to Chinese text ("手机13800138000") is
+still found. Checks (Luhn, GB 11643, `ipaddress`, context words) keep precision high:
+version numbers, dates, hashes, UUIDs, ports, prices and code are not touched.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Detector:
+    kind: str
+    find: Callable[[str], Iterator[Span]]
+
+
+def placeholder(kind: str) -> str:
+    return f"[REDACTED_{kind.upper()}]"
+
+
+def _rule(pattern: str, accept: Callable[[re.Match], bool] | None = None, group: int | str = 0,
+          flags: int = 0) -> Callable[[str], Iterator[Span]]:
+    compiled = re.compile(pattern, flags | re.ASCII)
+
+    def find(text: str) -> Iterator[Span]:
+        for match in compiled.finditer(text):
+            if accept is None or accept(match):
+                start, end = match.span(group)
+                if 0 <= start < end:
+                    yield start, end
+
+    return find
+
+
+def _has_letter_and_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _digits(value: str) -> str:
+    return "".join(c for c in value if c.isdigit())
+
+
+# --- secrets with a recognisable shape -------------------------------------------------------
+
+_PRIVATE_KEY = (
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    # A pasted block cut off before its END line: take the base64 and header lines that follow.
+    r"|(?:\r?\n[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n]*)[ \t]*)*)"
+)
+_JWT = r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}(?![\w-])"
+_AWS_KEY = r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+_AWS_SECRET = (
+    r"(?i)aws[\w .-]{0,24}secret[\w .-]{0,24}(?:[\"']?[ \t]*[:=][ \t]*|[ \t]+is[ \t]+)[\"']?"
+    r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+)
+_GITHUB = r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{30,255})(?![\w-])"
+_SLACK = r"(?<![\w-])(?:xox[abprs]-[A-Za-z0-9]+(?:-[A-Za-z0-9]+){1,5}|xapp-[0-9]-[A-Za-z0-9-]{20,})"
+_SLACK_WEBHOOK = r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<value>[A-Za-z0-9/_-]{20,})"
+_API_KEYS = (
+    r"(?<![\w-])(?:"
+    r"sk-(?:proj-|ant-(?:api[0-9]{2}-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"
+    r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|whsec_[A-Za-z0-9+/=]{24,}"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r"|hf_[A-Za-z0-9]{30,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|npm_[A-Za-z0-9]{36}"
+    r"|pypi-[A-Za-z0-9_-]{50,}"
+    r"|(?:xai|gsk)[-_][A-Za-z0-9]{32,}"
+    r")(?![\w-])"
+)
+
+
+_API_KEY_PREFIX = re.compile(
+    r"sk-(?:proj-|ant-(?:api[0-9]{2}-)?|svcacct-|admin-)?|(?:sk|rk)_(?:live|test)_|whsec_|AIza|hf_"
+    r"|glpat-|npm_|pypi-|(?:xai|gsk)[-_]"
+)
+
+
+def _api_key_ok(match: re.Match) -> bool:
+    """The random part mixes letters and digits; `sk-loading-spinner-animation` does not."""
+    value = match.group(0)
+    prefix = _API_KEY_PREFIX.match(value)
+    return _has_letter_and_digit(value[prefix.end() if prefix else 0:])
+
+
+# --- `password=...` style assignments --------------------------------------------------------
+
+_SECRET_NAME = (
+    r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey"
+    r"|(?:access|secret|private|auth|signing|encryption|master)[_-]?key|credentials?)"
+)
+_KEY = (
+    r"(?<![A-Za-z0-9_.-])(?P<key>(?:--?)?[A-Za-z0-9_.-]*?" + _SECRET_NAME + r")"
+    r"[\"']?[ \t]*(?::(?![:=])|=(?![=>~])|=>)[ \t]*"
+)
+_ASSIGN_QUOTED = _KEY + r"(?P<q>[\"'`])(?P<value>[^\r\n]{1,256}?)(?P=q)"
+_ASSIGN_BARE = _KEY + r"(?P<value>[^\s\"'`,;&]{1,256})"
+_FLAG_SPACED = (
+    r"(?<![\w-])(?P<key>--(?:password|passwd|token|api-key|apikey|secret|client-secret"
+    r"|access-token|auth-token))[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{2,255})(?P=q)(?!\S)"
+)
+_URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:(?P<value>[^\s@/]{1,128})@"
+_AUTH_HEADER = (
+    r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|digest)"
+    r"[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{8,})"
+)
+_BEARER = r"(?i)\bbearer[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
+
+_PLACEHOLDER_WORDS = {
+    "none", "null", "nil", "true", "false", "undefined", "required", "optional", "redacted",
+    "hidden", "secret", "password", "token", "changeme", "example", "string", "str",
+}
+_REFERENCE_START = ("$", "%", "{{", "{", "<", "!", "#{", "[REDACTED_", "@")
+_DOTTED_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_WORDLIKE = re.compile(r"[A-Za-z]+(?:[-_][A-Za-z]+)*")
+_PATHLIKE = ("/", "~/", "./", "../")
+
+
+def _placeholder_value(value: str) -> bool:
+    """True for values that stand in for a secret instead of being one (`<your-key>`, `${X}`)."""
+    low = value.lower()
+    if low in _PLACEHOLDER_WORDS or value.startswith(_REFERENCE_START):
+        return True
+    if len(set(value)) == 1 or set(value) <= set("*x.-_X"):
+        return True
+    return low.startswith(("your", "my-", "my_")) and not any(c.isdigit() for c in value)
+
+
+def _bare_value_ok(key: str, value: str) -> bool:
+    """An unquoted value: skip code references, type names, paths and plain words."""
+    if _placeholder_value(value) or value.startswith(_PATHLIKE):
+        return False
+    if any(c in value for c in "()[]{}") or _DOTTED_REFERENCE.fullmatch(value):
+        return False
+    if value.isdigit() and len(value) <= 5:
+        return False
+    shell_style = key.startswith("-") or (key.upper() == key and any(c.isalpha() for c in key))
+    return shell_style or not _WORDLIKE.fullmatch(value)
+
+
+def _find_quoted_assignments(text: str) -> Iterator[Span]:
+    for match in _QUOTED.finditer(text):
+        value = match.group("value")
+        if not _placeholder_value(value.strip()) and value.strip():
+            yield match.span("value")
+
+
+def _find_bare_assignments(text: str) -> Iterator[Span]:
+    for match in _BARE.finditer(text):
+        value = match.group("value").rstrip(".,:!?)")
+        if value and _bare_value_ok(match.group("key"), value):
+            start = match.start("value")
+            yield start, start + len(value)
+
+
+def _reference_free(match: re.Match) -> bool:
+    return not _placeholder_value(match.group("value"))
+
+
+def _token_ok(match: re.Match) -> bool:
+    return _has_letter_and_digit(match.group("value"))
+
+
+_QUOTED = re.compile(_ASSIGN_QUOTED, re.ASCII | re.IGNORECASE)
+_BARE = re.compile(_ASSIGN_BARE, re.ASCII | re.IGNORECASE)
+
+
+# --- personal data ---------------------------------------------------------------------------
+
+_EMAIL = (
+    r"(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?"
+    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
+    # `git@github.com:org/repo.git` is an scp-style remote, not a mailbox.
+    r"(?![\w-]|:[\w~/.])"
+)
+
+_CN_ID = (
+    r"(?<![A-Za-z0-9])[1-9][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
+    r"[0-9]{3}[0-9Xx](?![A-Za-z0-9])"
+)
+_CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_CN_CHECK = "10X98765432"
+
+
+def _cn_id_ok(match: re.Match) -> bool:
+    """GB 11643: a real birth date and the mod-11 check character."""
+    value = match.group(0)
+    try:
+        date(int(value[6:10]), int(value[10:12]), int(value[12:14]))
+    except ValueError:
+        return False
+    total = sum(int(c) * w for c, w in zip(value[:17], _CN_WEIGHTS))
+    return _CN_CHECK[total % 11] == value[17].upper()
+
+
+_CARD = r"(?<![\w+.-])[0-9](?:[ -]?[0-9]){11,18}(?![\w-]|\.[0-9])"
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _card_network_ok(d: str) -> bool:
+    """Issuer prefixes and lengths of the card networks; random digit runs rarely fit both."""
+    n, p2, p3, p4 = len(d), int(d[:2]), int(d[:3]), int(d[:4])
+    if d[0] == "4":
+        return n in (13, 16, 19)
+    if 51 <= p2 <= 55 or 2221 <= p4 <= 2720:
+        return n == 16
+    if p2 in (34, 37):
+        return n == 15
+    if p4 == 6011 or p2 in (62, 65) or 644 <= p3 <= 649 or 3528 <= p4 <= 3589:
+        return 16 <= n <= 19
+    if p2 in (36, 38, 39) or 300 <= p3 <= 305:
+        return 14 <= n <= 19
+    if p2 == 50 or 56 <= p2 <= 69:
+        return 12 <= n <= 19
+    return False
+
+
+def _card_ok(match: re.Match) -> bool:
+    raw = match.group(0)
+    digits = _digits(raw)
+    if not 13 <= len(digits) <= 19:
+        return False
+    separators = {c for c in raw if not c.isdigit()}
+    if len(separators) > 1:
+        return False
+    if separators and min(len(g) for g in re.split(r"[ -]", raw)) < 3:
+        return False
+    return _card_network_ok(digits) and _luhn_ok(digits)
+
+
+_SSN = (
+    r"(?<![\w-])(?!000|666|9[0-9]{2})[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![\w-]|\.[0-9])"
+)
+_SSN_CONTEXT = (
+    r"(?i)\b(?:ssn|social security(?: number| no\.?)?)[ \t]*(?:is|:|#|=)?[ \t]*"
+    r"(?P<value>(?!000|666|9[0-9]{2})[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})(?![0-9])"
+)
+
+# --- phone numbers ---------------------------------------------------------------------------
+
+_PHONE_CN = (
+    r"(?<![A-Za-z0-9_+.#/$-])(?:(?:\+|00)86[ -]?)?1[3-9][0-9](?:[0-9]{8}|[ -][0-9]{4}[ -][0-9]{4})"
+    r"(?![A-Za-z0-9_]|[.-][0-9]| ?(?:bytes?|B|KB|ms|ns)\b)"
+)
+_PHONE_INTL = r"(?<![\w+])\+[0-9]{1,4}(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}(?![\w-]|\.[0-9])"
+_PHONE_US = (
+    r"(?<![\w.+/-])(?:1[.-])?(?:\([2-9][0-9]{2}\)[ .-]?|[2-9][0-9]{2}[.-])[2-9][0-9]{2}[.-][0-9]{4}"
+    r"(?![\w-]|\.[0-9])"
+)
+_PHONE_CONTEXT = (
+    r"(?i)(?:\b(?:phone|tel|telephone|mobile|cell|cellphone|fax|whatsapp)\b|电话|手机号?码?|联系方式)"
+    r"(?:[ \t]*(?:number|no\.?|#))?[ \t]*(?:is|:|=|是|为|：)?[ \t]*"
+    r"(?P<value>\+?\(?[0-9][0-9 ().-]{5,20}[0-9])(?![0-9])"
+)
+_DATE_LIKE = re.compile(r"[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{4}")
+
+
+def _intl_phone_ok(match: re.Match) -> bool:
+    raw = match.group(0)
+    count = len(_digits(raw))
+    return 8 <= count <= 15 if any(not c.isdigit() for c in raw[1:]) else 10 <= count <= 15
+
+
+def _context_phone_ok(match: re.Match) -> bool:
+    value = match.group("value")
+    return 7 <= len(_digits(value)) <= 15 and not _DATE_LIKE.search(value)
+
+
+# --- IP addresses ----------------------------------------------------------------------------
+
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4 = r"(?<![\w.])" + r"(?:" + _OCTET + r"\.){3}" + _OCTET + r"(?![\w]|\.[0-9]|-[A-Za-z])"
+_VERSION_BEFORE = re.compile(
+    r"(?i)(?:\b(?:version|ver|release|build|revision|rev|firmware|fw|sdk)s?\b|[=<>~!]=|\^|~>?|\bv)"
+    r"[ \t:=(\"'\[]*(?:[0-9]+(?:\.[0-9]+)+[ \t,]*(?:to|->|=>|and|or|\.\.)?[ \t]*)?$"
+)
+_PUBLIC_RESOLVERS = {"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112",
+                     "208.67.222.222", "208.67.220.220"}
+
+
+def _ipv4_ok(match: re.Match) -> bool:
+    """Skip addresses that identify no one (loopback, 0.0.0.0, netmasks, public DNS) and versions."""
+    value = match.group(0)
+    address = ipaddress.IPv4Address(value)
+    if address.is_loopback or address.is_unspecified or value in _PUBLIC_RESOLVERS:
+        return False
+    bits = int(address)
+    if value.startswith("255.") and (bits | (bits - 1)) == 0xFFFFFFFF:
+        return False  # a netmask such as 255.255.255.0
+    line_start = match.string.rfind("\n", 0, match.start()) + 1
+    before = match.string[max(line_start, match.start() - 40):match.start()]
+    return not _VERSION_BEFORE.search(before)
+
+
+_IPV6 = r"(?<![\w:.])[0-9A-Fa-f:]{2,39}(?:(?:\.[0-9]{1,3}){3})?(?![\w:])"
+
+
+def _ipv6_ok(match: re.Match) -> bool:
+    value = match.group(0)
+    if value.count(":") < 2 or not any(c.isdigit() for c in value):
+        return False
+    try:
+        address = ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    if address.is_unspecified or address.is_loopback:
+        return False
+    if "::" in value and len([g for g in value.split(":") if g]) < 2:
+        return False
+    start, text = match.start(), match.string
+    # `items[1::2]` is a slice, not an address in brackets like `http://[2001:db8::1]/`.
+    return not (start >= 2 and text[start - 1] == "[" and (text[start - 2].isalnum() or text[start - 2] in "_)]"))
+
+
+DETECTORS: tuple[Detector, ...] = (
+    Detector("private_key", _rule(_PRIVATE_KEY)),
+    Detector("jwt", _rule(_JWT)),
+    Detector("aws_key", _rule(_AWS_KEY)),
+    Detector("aws_key", _rule(_AWS_SECRET, _token_ok, group="value")),
+    Detector("github_token", _rule(_GITHUB)),
+    Detector("slack_token", _rule(_SLACK)),
+    Detector("slack_token", _rule(_SLACK_WEBHOOK, group="value")),
+    Detector("api_key", _rule(_API_KEYS, _api_key_ok)),
+    Detector("secret_assignment", _rule(_URL_CREDENTIALS, _reference_free, group="value")),
+    Detector("secret_assignment", _rule(_AUTH_HEADER, _reference_free, group="value")),
+    Detector("secret_assignment", _rule(_BEARER, _token_ok, group="value")),
+    Detector("secret_assignment", _rule(_FLAG_SPACED, _reference_free, group="value")),
+    Detector("secret_assignment", _find_quoted_assignments),
+    Detector("secret_assignment", _find_bare_assignments),
+    Detector("email", _rule(_EMAIL)),
+    Detector("cn_id", _rule(_CN_ID, _cn_id_ok)),
+    Detector("credit_card", _rule(_CARD, _card_ok)),
+    Detector("ssn", _rule(_SSN)),
+    Detector("ssn", _rule(_SSN_CONTEXT, group="value")),
+    Detector("ipv6", _rule(_IPV6, _ipv6_ok)),
+    Detector("ipv4", _rule(_IPV4, _ipv4_ok)),
+    Detector("phone", _rule(_PHONE_CN)),
+    Detector("phone", _rule(_PHONE_INTL, _intl_phone_ok)),
+    Detector("phone", _rule(_PHONE_US)),
+    Detector("phone", _rule(_PHONE_CONTEXT, _context_phone_ok, group="value")),
+)

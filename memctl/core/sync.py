@@ -1,0 +1,73 @@
+"""Sync planning: which files the index must look at again. Pure; tested with plain values."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    """What the index remembers about one file (the manifest entry)."""
+
+    mtime_ns: int
+    size: int
+    file_hash: str
+    embed_hash: str | None = None
+    id: str | None = None
+    problem: dict | None = None
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    unchanged: tuple[str, ...]  # same mtime and size: not even hashed
+    check: tuple[str, ...]  # new, or stat changed: hash the bytes to know
+    removed: tuple[str, ...]  # in the index, gone from disk
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    rebuilt: bool = False
+    problems: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "embedded": self.embedded,
+            "rebuilt": self.rebuilt,
+            "problems": self.problems,
+        }
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def plan_sync(stats: dict[str, tuple[int, int]], indexed: dict[str, IndexedFile]) -> SyncPlan:
+    """stats maps relpath -> (mtime_ns, size) for files on disk now."""
+    unchanged, check = [], []
+    for relpath in sorted(stats):
+        entry = indexed.get(relpath)
+        if entry is not None and (entry.mtime_ns, entry.size) == stats[relpath]:
+            unchanged.append(relpath)
+        else:
+            check.append(relpath)
+    removed = sorted(set(indexed) - set(stats))
+    return SyncPlan(tuple(unchanged), tuple(check), tuple(removed))
+
+
+def file_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def embed_hash(model_id: str, text: str) -> str:
+    """Changes only when the embedded text or the model changes, so a `mentions` bump never re-embeds."""
+    return hashlib.sha256(f"{model_id}\n{text}".encode()).hexdigest()

@@ -1,0 +1,50 @@
+"""Typed errors raised by the library; the CLI translates them once (cli/output.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class MemctlError(Exception):
+    """A runtime failure the user can act on. Exit code 1."""
+
+    exit_code = 1
+    kind = "error"
+
+
+class UsageError(MemctlError):
+    """A bad option value or argument. Exit code 2."""
+
+    exit_code = 2
+    kind = "usage"
+
+
+class StoreNotFound(MemctlError):
+    kind = "store_not_found"
+
+
+class MemoryNotFound(MemctlError):
+    kind = "not_found"
+
+    def __init__(self, memory_id: str):
+        super().__init__(f"No memory with id '{memory_id}'.")
+        self.memory_id = memory_id
+
+
+class ModelUnavailable(MemctlError):
+    kind = "model_unavailable"
+
+
+class InvalidMemoryFile(MemctlError):
+    """A memory file that cannot be read: reported as `path:line: what is wrong`."""
+
+    kind = "invalid_file"
+
+    def __init__(self, path: Path | str, line: int, problem: str):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        super().__init__(f"{self.path}:{line}: {problem}")
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line": self.line, "problem": self.problem}

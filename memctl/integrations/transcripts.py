@@ -1,0 +1,263 @@
+"""Read a conversation from JSONL messages, a Claude Code transcript, or plain text.
+
+Formats are detected from the text itself:
+
+* JSONL, when the first non-blank line starts with `{` and at least one line is a JSON object.
+  Each line is either a message (`{"role", "content"}`, content a string or a list of parts)
+  or a Claude Code transcript entry (`{"type": "user"|"assistant", "message": {...}, ...}`).
+  Claude Code bookkeeping lines (summary, system, file-history-snapshot, ...) carry no
+  conversation and are skipped; so are meta, sidechain (sub-agent) and compaction-summary
+  entries. Only text parts are kept: tool calls, tool results, thinking and images are not
+  conversation. A line that is not JSON, or a JSON line that is neither shape, is an error
+  naming the line: nothing the user wrote is dropped without saying so.
+* A JSON array of message objects.
+* Plain text: lines starting with a role (`User:`, `Assistant:`, `用户：`, ...) start turns;
+  without any, the whole text is one user turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from memctl.core.conversation import Turn
+from memctl.errors import InvalidMemoryFile
+
+ROLE_ALIASES = {
+    "user": "user",
+    "human": "user",
+    "me": "user",
+    "用户": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "bot": "assistant",
+    "model": "assistant",
+    "claude": "assistant",
+    "gpt": "assistant",
+    "助手": "assistant",
+    "system": "system",
+    "系统": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "tool",
+}
+
+TEXT_PART_TYPES = {"text", "input_text", "output_text"}
+
+# Entry flags that mark Claude Code lines which are not part of the visible conversation.
+CLAUDE_SKIP_FLAGS = ("isMeta", "isSidechain", "isCompactSummary")
+
+_ROLE_LINE = re.compile(
+    r"^\s*(?:[>*#]+\s*)?(?:\*\*)?"
+    r"(user|human|me|assistant|ai|bot|claude|gpt|system|用户|助手|系统)"
+    r"(?:\*\*)?\s*[:：](?:\*\*)?[ \t]*(.*)$",
+    re.IGNORECASE,
+)
+_SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_COMMAND_TAG = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
+_INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+
+
+def read_conversation_file(path: str | Path) -> list[Turn]:
+    path = Path(path)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidMemoryFile(path, line, "not UTF-8 text") from None
+    return read_conversation(text, source=str(path))
+
+
+def read_conversation(text: str, *, source: str = "<input>") -> list[Turn]:
+    """Turns of a conversation in any supported format; `source` names it in errors."""
+    text = text.lstrip("\ufeff")
+    fmt = detect_format(text)
+    if fmt == "jsonl":
+        return _read_jsonl(text, source)
+    if fmt == "json_array":
+        return _read_json_array(text, source)
+    return _read_plain_text(text)
+
+
+def detect_format(text: str) -> str:
+    """One of "jsonl", "json_array", "text"."""
+    stripped = text.strip()
+    if not stripped:
+        return "text"
+    if stripped.startswith("["):
+        try:
+            value = json.loads(stripped)
+        except json.JSONDecodeError:
+            return "text"
+        if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+            return "json_array"
+        return "text"
+    if stripped.startswith("{"):
+        for line in stripped.splitlines():
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                if isinstance(json.loads(line), dict):
+                    return "jsonl"
+            except json.JSONDecodeError:
+                continue
+    return "text"
+
+
+def _read_jsonl(text: str, source: str) -> list[Turn]:
+    turns: list[Turn] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidMemoryFile(source, number, f"not valid JSON ({exc.msg})") from None
+        turn = _entry_to_turn(entry, source, number)
+        if turn is not None:
+            turns.append(turn)
+    return turns
+
+
+def _read_json_array(text: str, source: str) -> list[Turn]:
+    turns: list[Turn] = []
+    for index, entry in enumerate(json.loads(text)):
+        turn = _entry_to_turn(entry, source, _line_of_item(text, index))
+        if turn is not None:
+            turns.append(turn)
+    return turns
+
+
+def _line_of_item(text: str, index: int) -> int:
+    """Best-effort line number of the index-th object of a JSON array (for error messages)."""
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    for current in range(index + 1):
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if current == index:
+            return text.count("\n", 0, pos) + 1
+        _, pos = decoder.raw_decode(text, pos)
+    return 1
+
+
+def _entry_to_turn(entry: Any, source: str, line: int) -> Turn | None:
+    if not isinstance(entry, dict):
+        raise InvalidMemoryFile(source, line, "expected a JSON object per line")
+    if isinstance(entry.get("message"), dict):
+        return _claude_entry_to_turn(entry, source, line)
+    if "role" in entry:
+        return _message_to_turn(entry, source, line)
+    if isinstance(entry.get("type"), str):
+        return None  # transcript bookkeeping: summary, system, file-history-snapshot, ...
+    raise InvalidMemoryFile(
+        source,
+        line,
+        "expected a message with 'role' and 'content' "
+        "or a Claude Code entry with 'type' and 'message'",
+    )
+
+
+def _message_to_turn(entry: dict, source: str, line: int) -> Turn | None:
+    role = _normalize_role(entry.get("role"), source, line)
+    if "content" not in entry:
+        raise InvalidMemoryFile(source, line, "message has no 'content'")
+    content = _content_text(entry["content"], source, line)
+    if not content:
+        return None
+    return Turn(role, content, _timestamp(entry))
+
+
+def _claude_entry_to_turn(entry: dict, source: str, line: int) -> Turn | None:
+    if entry.get("type") not in ("user", "assistant"):
+        return None
+    if any(entry.get(flag) for flag in CLAUDE_SKIP_FLAGS):
+        return None
+    message = entry["message"]
+    role = _normalize_role(message.get("role", entry["type"]), source, line)
+    content = _content_text(message.get("content", ""), source, line)
+    content = _clean_claude_text(content)
+    if not content:
+        return None
+    return Turn(role, content, _timestamp(entry))
+
+
+def _normalize_role(value: Any, source: str, line: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidMemoryFile(source, line, "message 'role' must be a non-empty string")
+    role = value.strip().lower()
+    return ROLE_ALIASES.get(role, role)
+
+
+def _content_text(content: Any, source: str, line: int) -> str:
+    """The text of a message's content: a string, or the text parts of a list of parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        raise InvalidMemoryFile(source, line, "'content' must be a string or a list of parts")
+    texts = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            if part.get("type", "text") in TEXT_PART_TYPES and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            # tool_use, tool_result, thinking, image, ...: not conversation text
+        else:
+            raise InvalidMemoryFile(source, line, "a content part must be an object or a string")
+    return "\n\n".join(t.strip() for t in texts if t.strip())
+
+
+def _clean_claude_text(text: str) -> str:
+    """Drop what Claude Code injects into user turns; keep what the person typed."""
+    text = _SYSTEM_REMINDER.sub("", text).strip()
+    if text.startswith("<local-command-stdout>") or text.startswith("<local-command-stderr>"):
+        return ""
+    if text.startswith(("<command-name>", "<command-message>")):
+        # A slash command: keep it only when the person typed arguments after it.
+        tags = dict(_COMMAND_TAG.findall(text))
+        args = tags.get("command-args", "").strip()
+        return f"{tags.get('command-name', '').strip()} {args}".strip() if args else ""
+    if _INTERRUPTED.match(text):
+        return ""
+    return text
+
+
+def _timestamp(entry: dict) -> str | None:
+    value = entry.get("timestamp")
+    if value is None:
+        value = entry.get("created_at")
+    return None if value is None else str(value)
+
+
+def _read_plain_text(text: str) -> list[Turn]:
+    turns: list[Turn] = []
+    role: str | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        content = "\n".join(lines).strip()
+        if content:
+            turns.append(Turn(role or "user", content))
+
+    if not any(_ROLE_LINE.match(line) for line in text.splitlines()):
+        content = text.strip()
+        return [Turn("user", content)] if content else []
+    for line in text.splitlines():
+        match = _ROLE_LINE.match(line)
+        if match:
+            flush()
+            role = ROLE_ALIASES[match.group(1).lower()]
+            lines = [match.group(2)]
+        else:
+            lines.append(line)
+    flush()
+    return turns

@@ -1,0 +1,155 @@
+"""Keep the index in step with the files: embed only what is new or changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from memctl.config import Store
+from memctl.core.memory import Memory
+from memctl.core.sync import IndexedFile, SyncReport, embed_hash, file_hash, plan_sync
+from memctl.errors import InvalidMemoryFile
+from memctl.store.files import file_lock, is_archived, read_memory, scan_files
+from memctl.store.index import Manifest, MemoryIndex
+
+Progress = Callable[[int, int], None]
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+DIMENSION = 384
+
+
+def index_text(memory: Memory) -> str:
+    """What of a memory is embedded and searched: title, tags, body."""
+    return memory.embed_text()
+
+
+def open_index(store: Store) -> MemoryIndex:
+    return MemoryIndex(store.index_dir, DIMENSION)
+
+
+def _row(memory: Memory, relpath: str, text: str, ehash: str) -> dict:
+    return {
+        "id": memory.id,
+        "chunk": 0,
+        "path": relpath,
+        "title": memory.display_title,
+        "type": memory.type,
+        "tags": "," + ",".join(memory.tags) + "," if memory.tags else "",
+        "agent": memory.agent or "",
+        "scope": memory.scope,
+        "archived": is_archived(relpath),
+        "created": memory.created or "",
+        "updated": memory.updated or memory.created or "",
+        "importance": float(memory.importance),
+        "pinned": bool(memory.pinned),
+        "embed_hash": ehash,
+        "text": text,
+    }
+
+
+def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
+    """Bring the index up to date with the files. Safe to call before every read."""
+    report = SyncReport()
+    stats = scan_files(store.root)
+    manifest = Manifest.load(store.index_dir)
+    index = open_index(store)
+    stale_model = manifest.model not in (None, MODEL_ID) or manifest.dim not in (None, DIMENSION)
+    if rebuild or stale_model or (manifest.files and not index.exists()):
+        manifest = Manifest(MODEL_ID, DIMENSION, {})
+        report.rebuilt = True
+    plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)
+    report.unchanged = sum(1 for p in plan.unchanged if manifest.files[p].problem is None)
+    report.problems = [manifest.files[p].problem for p in plan.unchanged if manifest.files[p].problem]
+    if not plan.check and not plan.removed and not report.rebuilt:
+        return report
+
+    with file_lock(store.state_dir / "index.lock"):
+        if report.rebuilt:
+            index.drop()
+        return _apply_plan(store, index, manifest, stats, plan, report, progress)
+
+
+def _apply_plan(store, index, manifest, stats, plan, report, progress) -> SyncReport:
+    files = dict(manifest.files)
+    delete_ids: list[str] = []
+    pending: list[tuple[str, Memory, str, str]] = []  # relpath, memory, text, embed hash
+    seen_ids = {e.id: p for p, e in files.items() if e.id and p not in plan.check and p not in plan.removed}
+
+    for relpath in plan.removed:
+        old = files.pop(relpath)
+        if old.id and old.problem is None:
+            delete_ids.append(old.id)
+            report.removed += 1
+
+    for relpath in plan.check:
+        stat = stats[relpath]
+        old = files.get(relpath)
+        try:
+            raw = (store.root / relpath).read_bytes()
+        except OSError as exc:
+            report.problems.append({"path": str(store.root / relpath), "line": 0, "problem": f"unreadable: {exc}"})
+            continue  # Why: an unreadable file is "changed", never "deleted"; keep its old rows.
+        fhash = file_hash(raw)
+        if old is not None and old.file_hash == fhash:
+            files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, old.embed_hash, old.id, old.problem)
+            if old.problem:
+                report.problems.append(old.problem)
+            else:
+                report.unchanged += 1
+            continue
+        try:
+            memory = read_memory(store.root, relpath, raw)
+            if memory.id in seen_ids and seen_ids[memory.id] != relpath:
+                raise InvalidMemoryFile(store.root / relpath, 2, f"duplicate id '{memory.id}' (also in {seen_ids[memory.id]})")
+        except InvalidMemoryFile as exc:
+            problem = exc.to_dict()
+            report.problems.append(problem)
+            if old is not None and old.id and old.problem is None:
+                delete_ids.append(old.id)
+                report.removed += 1
+            files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, None, None, problem)
+            continue
+        seen_ids[memory.id] = relpath
+        text = index_text(memory)
+        ehash = embed_hash(MODEL_ID, text)
+        if old is not None and old.id and old.problem is None:
+            delete_ids.append(old.id)
+            report.updated += 1
+        else:
+            report.added += 1
+        if memory.id not in delete_ids:
+            delete_ids.append(memory.id)  # a moved file: drop the row stored under its old path
+        pending.append((relpath, memory, text, ehash))
+        files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, ehash, memory.id, None)
+
+    rows, vectors = _embed_rows(store, index, pending, report, progress)
+    index.apply(sorted(set(delete_ids)), rows, vectors)
+    manifest.files = files
+    manifest.model, manifest.dim = MODEL_ID, DIMENSION
+    store.index_dir.mkdir(parents=True, exist_ok=True)
+    manifest.save(store.index_dir)
+    return report
+
+
+def _embed_rows(store, index, pending, report, progress):
+    import numpy as np
+
+    reusable = index.vectors_for(sorted({h for _, _, _, h in pending}))
+    todo = [(i, text) for i, (_, _, text, h) in enumerate(pending) if h not in reusable]
+    vectors: dict[int, object] = {}
+    if todo:
+        from memctl.integrations.embedder import get_embedder
+
+        settings = store.section("embedding")
+        embedder = get_embedder(int(settings.get("batch_size") or 64), settings.get("threads"))
+        step = max(embedder.batch_size, 1) * 4
+        for start in range(0, len(todo), step):
+            batch = todo[start : start + step]
+            for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch])):
+                vectors[i] = vector
+            if progress:
+                progress(min(start + step, len(todo)), len(todo))
+        report.embedded = len(todo)
+    rows = [_row(memory, relpath, text, ehash) for relpath, memory, text, ehash in pending]
+    matrix = np.zeros((len(pending), DIMENSION), dtype=np.float32)
+    for i, (_, _, _, ehash) in enumerate(pending):
+        matrix[i] = vectors[i] if i in vectors else reusable[ehash]
+    return rows, matrix

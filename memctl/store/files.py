@@ -1,0 +1,140 @@
+"""The memory files on disk: scanning, reading, atomic writes and locks."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME
+from memctl.core.frontmatter import parse_memory, render_memory
+from memctl.core.memory import MEMORY_TYPES, Memory, memory_filename
+
+_ID_SUFFIX = re.compile(r"-([0-9a-z]{12})$")
+# Editors' and our own temp files: never memories.
+_TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
+_ROOT_FILES = {"README.md", "CHANGELOG.md"}
+
+
+@dataclass(frozen=True)
+class FileStat:
+    relpath: str
+    mtime_ns: int
+    size: int
+
+
+def is_memory_filename(name: str) -> bool:
+    return name.endswith(".md") and not name.startswith(".") and not name.endswith(_TEMP_SUFFIXES)
+
+
+def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]:
+    """Every memory file under the store (relative POSIX paths), with mtime and size."""
+    found: dict[str, FileStat] = {}
+    stack = [(root, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if name.startswith(".") or (not include_archived and not prefix and name == ARCHIVE_DIRNAME):
+                    continue
+                stack.append((Path(entry.path), f"{prefix}{name}/"))
+            elif is_memory_filename(name) and not (not prefix and name in _ROOT_FILES):
+                st = entry.stat(follow_symlinks=False)
+                found[prefix + name] = FileStat(prefix + name, st.st_mtime_ns, st.st_size)
+    return found
+
+
+def default_id(relpath: str) -> str:
+    """Id for a hand-written file without one: the id suffix of its name, else its name."""
+    stem = Path(relpath).stem
+    match = _ID_SUFFIX.search(stem)
+    return match.group(1) if match else stem
+
+
+def default_type(relpath: str) -> str:
+    for part in Path(relpath).parts[:-1]:
+        if part in MEMORY_TYPES:
+            return part
+    return "semantic"
+
+
+def is_archived(relpath: str) -> bool:
+    return relpath.startswith(ARCHIVE_DIRNAME + "/")
+
+
+def read_memory(root: Path, relpath: str, raw: bytes | None = None) -> Memory:
+    """Parse one file. Raises InvalidMemoryFile with the path and line on bad content."""
+    path = root / relpath
+    if raw is None:
+        raw = path.read_bytes()
+    return parse_memory(path, raw, default_id(relpath), default_type(relpath))
+
+
+def path_for(root: Path, memory: Memory) -> Path:
+    folder = root / PRIVATE_DIRNAME / memory.type if memory.scope == "private" else root / memory.type
+    return folder / memory_filename(memory)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, rename: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def write_memory(path: Path, memory: Memory) -> bytes:
+    data = render_memory(memory)
+    atomic_write(path, data)
+    return data
+
+
+@contextlib.contextmanager
+def file_lock(lock_path: Path) -> Iterator[None]:
+    """An exclusive advisory lock shared by every memctl process on this store."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def find_by_id(root: Path, memory_id: str, include_archived: bool = True) -> str | None:
+    """Relative path of the memory with this id, by file name first, then by content."""
+    files = scan_files(root, include_archived=include_archived)
+    for relpath in sorted(files):
+        if default_id(relpath) == memory_id:
+            return relpath
+    for relpath in sorted(files):
+        try:
+            if read_memory(root, relpath).id == memory_id:
+                return relpath
+        except Exception:  # noqa: BLE001 - a broken file is simply not the one we look for
+            continue
+    return None

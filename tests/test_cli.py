@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from memctl.cli.app import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEMCTL_STORE", raising=False)
+    result = runner.invoke(app, ["init"])
+    assert result.exit_code == 0, result.output
+    return tmp_path
+
+
+def invoke(*args: str, input: str | None = None):
+    return runner.invoke(app, list(args), input=input)
+
+
+def test_init_writes_config_readme_and_gitignore(project):
+    root = project / ".memory"
+    assert (root / "config.yaml").is_file()
+    assert (root / "README.md").is_file()
+    ignored = (root / ".gitignore").read_text()
+    for entry in (".index/", ".state/", "private/"):
+        assert entry in ignored
+    assert invoke("init").exit_code == 1  # already there
+
+
+def test_add_list_show_recall_forget(project):
+    added = invoke("add", "We deploy with make release", "--type", "procedural", "--tag", "deploy", "--json")
+    assert added.exit_code == 0, added.output
+    info = json.loads(added.stdout)
+    assert info["path"].endswith(f"-{info['id']}.md") and "/procedural/" in info["path"]
+
+    listed = json.loads(invoke("list", "--json").stdout)
+    assert [m["id"] for m in listed] == [info["id"]]
+
+    shown = json.loads(invoke("show", info["id"], "--json").stdout)
+    assert shown["tags"] == ["deploy"] and "make release" in shown["body"]
+
+    hits = json.loads(invoke("recall", "how do we ship", "--json").stdout)
+    assert hits[0]["id"] == info["id"]
+    assert set(hits[0]) == {"id", "path", "title", "type", "tags", "score", "body"}
+
+    context = invoke("recall", "how do we ship", "--format", "context").stdout
+    assert context.startswith("## Memories relevant to: how do we ship")
+    assert "make release" in context
+
+    forgot = invoke("forget", info["id"])
+    assert forgot.exit_code == 0
+    assert json.loads(invoke("recall", "make release", "--json").stdout) == []
+
+
+def test_add_reads_stdin(project):
+    result = invoke("add", "-", "--json", input="Long text from a hook\nsecond line\n")
+    assert result.exit_code == 0
+    memory = json.loads(invoke("show", json.loads(result.stdout)["id"], "--json").stdout)
+    assert memory["body"] == "Long text from a hook\nsecond line\n"
+
+
+def test_private_memory_goes_under_private(project):
+    info = json.loads(invoke("add", "My home IP rotates weekly", "--private", "--json").stdout)
+    assert "/.memory/private/" in info["path"]
+
+
+def test_index_json_counts_and_problems(project):
+    invoke("add", "Alpha fact")
+    bad = project / ".memory" / "semantic" / "bad.md"
+    bad.write_text("---\ntitle: ok\n<<<<<<< HEAD\n---\nx\n")
+    report = json.loads(invoke("index", "--json").stdout)
+    assert report["unchanged"] == 1 and report["embedded"] == 0
+    assert report["problems"] == [{"path": str(bad), "line": 3, "problem": report["problems"][0]["problem"]}]
+    assert "conflict" in report["problems"][0]["problem"]
+
+
+def test_errors_have_exit_codes_and_one_sentence(project):
+    missing = invoke("show", "nope")
+    assert missing.exit_code == 1
+    assert "No memory with id 'nope'" in missing.output
+    assert invoke("show", "nope", "--json").exit_code == 1
+    assert json.loads(invoke("show", "nope", "--json").stdout)["error"]["kind"] == "not_found"
+    assert invoke("add", "x", "--type", "memo").exit_code == 2
+    assert invoke("add", "x", "--importance", "3").exit_code == 2
+    assert invoke("recall", "x", "--format", "yaml").exit_code == 2
+
+
+def test_missing_store_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEMCTL_STORE", raising=False)
+    result = invoke("list")
+    assert result.exit_code == 1
+    assert "memctl init" in result.output
+
+
+def test_store_is_found_upward_and_by_option(project, monkeypatch):
+    invoke("add", "Found from a subfolder")
+    sub = project / "src" / "deep"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    assert len(json.loads(invoke("list", "--json").stdout)) == 1
+    monkeypatch.chdir(project.parent)
+    assert len(json.loads(invoke("--store", str(project / ".memory"), "list", "--json").stdout)) == 1
+
+
+def test_help_does_not_import_heavy_modules():
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from memctl.cli.app import app\n"
+        "for args in (['--help'], ['list', '--help'], ['recall', '--help']):\n"
+        "    assert CliRunner().invoke(app, args).exit_code == 0\n"
+        "heavy = [m for m in ('lancedb', 'lance', 'fastembed', 'litellm', 'onnxruntime') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_list_and_show_do_not_import_the_index(project):
+    invoke("add", "Something")
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from memctl.cli.app import app\n"
+        "r = CliRunner().invoke(app, ['list'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print([m for m in ('lancedb', 'lance', 'fastembed', 'litellm') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project)
+    assert out.stdout.strip() == "[]"
+
+
+def test_installed_script_runs_in_a_real_process(project):
+    exe = shutil.which("memctl")
+    assert exe, "the memctl console script is not installed"
+    added = subprocess.run([exe, "add", "Use pnpm, never npm", "--json"], capture_output=True, text=True, cwd=project)
+    assert added.returncode == 0, added.stderr
+    found = subprocess.run([exe, "recall", "which package manager", "--json"], capture_output=True, text=True, cwd=project)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)[0]["id"] == json.loads(added.stdout)["id"]

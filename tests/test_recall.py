@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from memctl import service
+
+
+def seed(store):
+    texts = {
+        "deploy": ("We ship releases with blue-green deployments on Kubernetes", "procedural"),
+        "tabs": ("Maria prefers tabs over spaces in Go code", "preference"),
+        "pizza": ("The team lunch on Fridays is usually pizza", "episodic"),
+        "error": ("reconcile_manifest() throws TW-E4012 when a container id is missing", "semantic"),
+        "db": ("Postgres was chosen over MongoDB for transactional integrity", "semantic"),
+    }
+    return {
+        key: service.add_memory(store, text, type=kind, tags=[key], sync=False).memory.id
+        for key, (text, kind) in texts.items()
+    }
+
+
+def test_semantic_query_with_no_shared_words_finds_the_memory(store):
+    ids = seed(store)
+    hits = service.recall(store, "how do we push new versions to production", k=1, mode="vector")
+    assert hits[0].id == ids["deploy"]
+    hits = service.recall(store, "what food do colleagues eat at the end of the week", k=1)
+    assert hits[0].id == ids["pizza"]
+
+
+def test_exact_identifier_finds_its_memory(store):
+    ids = seed(store)
+    for query in ("TW-E4012", "what does reconcile_manifest do", "error TW-E4012 again?"):
+        assert service.recall(store, query, k=1)[0].id == ids["error"], query
+
+
+def test_identifier_wins_even_among_many_similar_memories(store):
+    for n in range(30):
+        service.add_memory(store, f"Error code TW-E40{n:02d} means a shipment was rejected", sync=False)
+    target = service.add_memory(store, "Unrelated note: the warehouse code WH_ALPHA_77 is for Rotterdam").memory.id
+    assert service.recall(store, "error WH_ALPHA_77", k=1)[0].id == target
+
+
+def test_hand_edit_shows_in_next_recall(store):
+    ids = seed(store)
+    path = service.get_memory(store, ids["pizza"])[0]
+    path.write_text(path.read_text().replace("pizza", "sushi from the harbour kiosk"))
+    hits = service.recall(store, "sushi", k=1, mode="bm25")
+    assert hits[0].id == ids["pizza"]
+    assert "sushi" in hits[0].body
+
+
+def test_hand_written_file_is_recalled(store, write_file):
+    seed(store)
+    write_file("procedural/hotfix.md", "# Hotfix\n\nCut hotfix branches from the release tag, never from main.\n")
+    hits = service.recall(store, "where do hotfix branches start", k=1)
+    assert hits[0].id == "hotfix"
+    assert hits[0].type == "procedural"
+
+
+def test_filters_by_type_and_tag(store):
+    ids = seed(store)
+    hits = service.recall(store, "code", k=5, types=["preference"])
+    assert [h.id for h in hits] == [ids["tabs"]]
+    hits = service.recall(store, "database", k=5, tags=["db"])
+    assert [h.id for h in hits] == [ids["db"]]
+
+
+def test_modes_return_their_own_side(store):
+    ids = seed(store)
+    assert service.recall(store, "MongoDB", k=1, mode="bm25")[0].id == ids["db"]
+    assert service.recall(store, "document database versus relational", k=1, mode="vector")[0].id == ids["db"]
