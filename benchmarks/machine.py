@@ -55,11 +55,9 @@ def machine_info() -> dict:
 
 
 def peak_rss_mb() -> dict[str, float]:
-    """Peak resident memory of this process and of the largest finished child (Linux reports KiB)."""
+    """Peak resident memory of this process (Linux reports KiB, macOS bytes)."""
     scale = 1024 * 1024 if sys.platform == "darwin" else 1024
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"peak_rss_self_mb": round(own / scale, 1), "peak_rss_children_mb": round(children / scale, 1)}
+    return {"peak_rss_self_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale, 1)}
 
 
 def percentile(values: list[float], pct: float) -> float:

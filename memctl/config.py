@@ -41,6 +41,34 @@ DEFAULTS: dict[str, Any] = {
         "threshold": 0.6,
         "max_memories": 10000,
     },
+    # Short-term memory: one buffer per session in .state/sessions/.
+    "session": {
+        "max_turns": 10,  # exchanges (a message and its reply); system messages never count
+        "max_tokens": 8000,
+        "keep_ratio": 0.8,  # trimming keeps this share of both limits
+        "summary_ratio": 0.25,  # rolling summary: 20-30% of what it replaces
+        "summary_max_tokens": 1000,
+        "ttl_minutes": 120,  # idle sessions are ended by the next session command
+        "min_exchanges": 2,  # fewer and ending a session writes no episode
+        "compact_on_add": True,
+    },
+    # Working memory: the task in progress, in .state/task.json.
+    "task": {"success_importance": 0.7, "partial_importance": 0.75, "failure_importance": 0.85},
+    "compact": {
+        "min_episodes": 3,  # consolidation needs at least this many episodes about one target
+        "similarity": 0.7,
+        "ignore_tags": ["session", "task", "episode", "conversation"],
+        "sentence_embeddings": True,  # extractive summaries rank sentences on the bundled model
+    },
+    "context": {
+        "budget": 2000,
+        "max_memories": 10,
+        "max_facts": 20,
+        "min_confidence": 0.6,
+        "recent_turns": 6,
+        # Share of the budget each section may use before it must shrink first.
+        "split": {"task": 0.2, "session": 0.35, "memories": 0.3, "facts": 0.15},
+    },
 }
 
 

@@ -64,7 +64,8 @@ def test_access_outside_the_window_keeps_only_frequency():
 
 
 def test_a_new_memory_never_accessed_starts_warm():
-    assert hotness(0, None, NOW, created=days_ago(1)) > hotness(0, None, NOW, created=days_ago(29)) > 0
+    day_old = hotness(0, None, NOW, created=days_ago(1))
+    assert day_old > hotness(0, None, NOW, created=days_ago(29)) > 0
     assert hotness(0, None, NOW, created=days_ago(40)) == 0.0
 
 
@@ -83,7 +84,7 @@ def test_defaults_from_config_match_the_seed_model():
 
 
 def test_old_unimportant_cold_memory_is_archived_for_its_score():
-    decision = by_id(plan_decay([memory("old", age=200, importance=0.1)], NOW, DEFAULTS["decay"]))["old"]
+    decision = plan_decay([memory("old", age=200, importance=0.1)], NOW, DEFAULTS["decay"])[0]
     assert decision.action == "archive" and decision.reason == "score"
     assert decision.score >= 0.6
 
@@ -119,7 +120,8 @@ def test_pinned_never_decays():
 
 def test_nothing_younger_than_min_age_is_touched():
     young = memory("young", age=3, importance=0.0, expires=days_ago(1))
-    decision = plan_decay([young], NOW, {**DEFAULTS["decay"], "threshold": 0.0, "max_memories": 0})[0]
+    config = {**DEFAULTS["decay"], "threshold": 0.0, "max_memories": 0}
+    decision = plan_decay([young], NOW, config)[0]
     assert decision.action == "keep" and decision.reason == "min_age"
 
 
@@ -129,7 +131,8 @@ def test_memory_without_creation_time_counts_as_new():
 
 
 def test_expired_memory_goes_even_when_important_and_hot():
-    item = memory("exp", age=20, importance=1.0, expires=days_ago(1), access_count=50, last_access=NOW)
+    item = memory("exp", age=20, importance=1.0, expires=days_ago(1),
+                  access_count=50, last_access=NOW)
     decision = plan_decay([item], NOW, DEFAULTS["decay"])[0]
     assert decision.action == "archive" and decision.reason == "expired"
     not_yet = memory("later", age=20, importance=1.0, expires=NOW + timedelta(days=1))
@@ -174,7 +177,8 @@ def test_plan_is_deterministic_and_most_forgettable_first():
 def test_decision_carries_the_table_columns():
     decision = plan_decay([memory("x", age=40, importance=0.3)], NOW, DEFAULTS["decay"])[0]
     row = decision.to_dict()
-    assert set(row) == {"id", "title", "type", "age_days", "importance", "hotness", "score", "action", "reason"}
+    assert set(row) == {"id", "title", "type", "age_days", "importance", "hotness", "score",
+                        "action", "reason"}
     assert row["age_days"] == pytest.approx(40)
     assert row["title"] == "title x"
 

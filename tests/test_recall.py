@@ -67,3 +67,11 @@ def test_modes_return_their_own_side(store):
     ids = seed(store)
     assert service.recall(store, "MongoDB", k=1, mode="bm25")[0].id == ids["db"]
     assert service.recall(store, "document database versus relational", k=1, mode="vector")[0].id == ids["db"]
+
+
+def test_identifier_patterns():
+    from memctl.core.ranking import query_identifiers
+
+    assert query_identifiers("why TW-E4012 and OPS-1182?") == ["tw-e4012", "ops-1182"]
+    assert query_identifiers("call reconcile_manifest() or getUserById") == ["reconcile_manifest", "getuserbyid"]
+    assert query_identifiers("how do we deploy to the well-known x-ray 5 cluster") == []

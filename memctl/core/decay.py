@@ -68,22 +68,30 @@ class DecaySettings:
         """Read the `decay:` section of config.yaml; a bad value names its key."""
         section = section or {}
         base = cls()
-        max_memories = section.get("max_memories", base.max_memories)
+
+        def number(key: str, positive: bool = False) -> float:
+            return _number(section, key, getattr(base, key), positive)
+
+        def fraction(key: str) -> float:
+            return _fraction(section, key, getattr(base, key))
+
+        cap = section.get("max_memories", base.max_memories)
         return cls(
             weights=_weights(section.get("weights", dict(zip(WEIGHT_NAMES, base.weights)))),
-            horizon_days=_number(section, "horizon_days", base.horizon_days, positive=True),
-            hotness_window_days=_number(section, "hotness_window_days", base.hotness_window_days, positive=True),
-            hotness_saturation=int(_number(section, "hotness_saturation", base.hotness_saturation, positive=True)),
-            hotness_recency_weight=_fraction(section, "hotness_recency_weight", base.hotness_recency_weight),
-            min_age_days=_number(section, "min_age_days", base.min_age_days),
-            threshold=_fraction(section, "threshold", base.threshold),
-            max_memories=None if max_memories is None else int(_number(section, "max_memories", max_memories)),
+            horizon_days=number("horizon_days", positive=True),
+            hotness_window_days=number("hotness_window_days", positive=True),
+            hotness_saturation=int(number("hotness_saturation", positive=True)),
+            hotness_recency_weight=fraction("hotness_recency_weight"),
+            min_age_days=number("min_age_days"),
+            threshold=fraction("threshold"),
+            max_memories=None if cap is None else int(number("max_memories")),
         )
 
 
-def hotness(access_count: int, last_access: datetime | None, now: datetime, window_days: float = 30.0,
-            saturation: int = 20, recency_weight: float = 0.6, created: datetime | None = None) -> float:
-    """How alive a memory is, in [0, 1]: recency of the last access within the window, plus frequency.
+def hotness(access_count: int, last_access: datetime | None, now: datetime,
+            window_days: float = 30.0, saturation: int = 20, recency_weight: float = 0.6,
+            created: datetime | None = None) -> float:
+    """How alive a memory is, in [0, 1]: recency of the last access in the window, and frequency.
 
     Frequency saturates on a log scale (1 access ~0.23, 5 ~0.59, `saturation` or more = 1).
     A memory never accessed counts its creation as its last touch, so a new memory starts warm.
@@ -100,7 +108,8 @@ def hotness(access_count: int, last_access: datetime | None, now: datetime, wind
 
 
 def decay_score(age_days: float, importance: float, hotness: float,
-                weights: tuple[float, float, float] = (0.4, 0.35, 0.25), horizon_days: float = 90.0) -> float:
+                weights: tuple[float, float, float] = (0.4, 0.35, 0.25),
+                horizon_days: float = 90.0) -> float:
     """Forget score: higher means more forgettable. In [0, 1] when the weights sum to 1."""
     age_part = min(max(age_days, 0.0) / horizon_days, 1.0)
     w_age, w_importance, w_hotness = weights
@@ -119,8 +128,8 @@ def recency_bonus(age_days: float, max_bonus: float, half_life_days: float) -> f
     return max_bonus * 0.5 ** (max(age_days, 0.0) / half_life_days)
 
 
-def plan_decay(items: list[DecayInput], now: datetime, config: Mapping[str, Any] | DecaySettings | None = None
-               ) -> list[DecayDecision]:
+def plan_decay(items: list[DecayInput], now: datetime,
+               config: Mapping[str, Any] | DecaySettings | None = None) -> list[DecayDecision]:
     """Decide keep or archive for every memory. Most forgettable first; ties broken by id.
 
     Rules in order: pinned never decays; younger than min_age is untouched; past `expires`
@@ -145,8 +154,9 @@ def plan_decay(items: list[DecayInput], now: datetime, config: Mapping[str, Any]
             action, reason = ARCHIVE, SCORE
         else:
             action, reason = KEEP, BELOW_THRESHOLD
-        decision = DecayDecision(item.id, item.title, item.type, round(age, 2), _clamp(item.importance),
-                                 round(heat, 4), round(score, 4), action, reason)
+        decision = DecayDecision(item.id, item.title, item.type, round(age, 2),
+                                 _clamp(item.importance), round(heat, 4), round(score, 4),
+                                 action, reason)
         decisions[item.id] = decision
         if reason == BELOW_THRESHOLD:
             evictable.append(decision)
@@ -167,7 +177,7 @@ def _replace_action(decision: DecayDecision, action: str, reason: str) -> DecayD
 
 
 def _age_days(created: datetime | None, now: datetime) -> float:
-    """Age in days; a memory without a creation time counts as new, so it is never forgotten blindly."""
+    """Age in days; a memory without a creation time counts as new: never forgotten blindly."""
     if created is None:
         return 0.0
     return max(0.0, (now - created).total_seconds() / DAY_SECONDS)
@@ -183,7 +193,8 @@ def _number(section: Mapping[str, Any], key: str, default: float, positive: bool
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise UsageError(f"config {prefix}.{key} must be a number, got {value!r}.")
     if value < 0 or (positive and value == 0):
-        raise UsageError(f"config {prefix}.{key} must be {'above' if positive else 'at least'} 0, got {value!r}.")
+        bound = "above" if positive else "at least"
+        raise UsageError(f"config {prefix}.{key} must be {bound} 0, got {value!r}.")
     return float(value)
 
 
@@ -195,14 +206,17 @@ def _fraction(section: Mapping[str, Any], key: str, default: float) -> float:
 
 
 def _weights(value: Any) -> tuple[float, float, float]:
-    if isinstance(value, Mapping):
-        unknown = sorted(set(value) - set(WEIGHT_NAMES))
-        if unknown:
-            raise UsageError(f"config decay.weights has unknown keys {unknown}; use {list(WEIGHT_NAMES)}.")
-        defaults = dict(zip(WEIGHT_NAMES, DecaySettings().weights))
-        return tuple(_number(value, name, defaults[name], prefix="decay.weights")  # type: ignore[return-value]
-                     for name in WEIGHT_NAMES)
+    """Weights as a mapping {age, importance, hotness} (missing ones default) or a list of three."""
+    defaults = dict(zip(WEIGHT_NAMES, DecaySettings().weights))
     if isinstance(value, (list, tuple)) and len(value) == 3:
-        return tuple(_number(dict(zip(WEIGHT_NAMES, value)), name, 0.0, prefix="decay.weights")  # type: ignore[return-value]
-                     for name in WEIGHT_NAMES)
-    raise UsageError(f"config decay.weights must map {list(WEIGHT_NAMES)} to numbers, got {value!r}.")
+        value = dict(zip(WEIGHT_NAMES, value))
+    if not isinstance(value, Mapping):
+        raise UsageError(f"config decay.weights must map {list(WEIGHT_NAMES)} to numbers, "
+                         f"got {value!r}.")
+    unknown = sorted(set(value) - set(WEIGHT_NAMES))
+    if unknown:
+        raise UsageError(f"config decay.weights has unknown keys {unknown}; "
+                         f"use {list(WEIGHT_NAMES)}.")
+    age, importance, heat = (_number(value, name, defaults[name], prefix="decay.weights")
+                             for name in WEIGHT_NAMES)
+    return age, importance, heat

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Callable
 
 from memctl.core.conversation import Candidate, Turn
-from memctl.core.phrasing import finish, standalone
+from memctl.core.phrasing import standalone
 from memctl.core.sentences import split_sentences, strip_code_blocks
 from memctl.core.subjects import (
     clause_core,
@@ -39,7 +38,6 @@ from memctl.core.subjects import (
 )
 
 SOURCE = "explicit_user_input"
-Rule = Callable[[str], "Candidate | None"]
 
 _DISCOURSE = re.compile(
     r"^(?:(?:also|and|oh|btw|by the way|ok(?:ay)?|so|well|actually|one more thing|hey|hi|"
@@ -53,11 +51,19 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 # Where a first-person statement may begin inside a sentence.
-_EN_CLAUSE = r"(?:^|[,;:—–]\s*|\b(?:and|but|so|because|though|also|honestly|personally|generally|actually|really|just)\s+)"
+_EN_CLAUSE = (
+    r"(?:^|[,;:—–]\s*|\b(?:and|but|so|because|though|also|honestly|personally|generally|"
+    r"actually|really|just)\s+)"
+)
 _ZH_CLAUSE = r"(?:^|[，,；;：:]|其实|另外|还有|而且|但是|不过|所以|平时|一般|个人)"
 _VAGUE_OBJECT = re.compile(
     r"^(?:it|this|that|these|those|them|you|him|her|what|how|when|so|too|to see|very much)\b|"
     r"^(?:这|那|它|你|他|她)",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(
+    r"(?:[,;]\s*|\s+)(?:and|but|also|plus)\s+(?=(?-i:I|i|my|My|we|We)\b)|;\s+|"
+    r"(?<=[，,；;])\s*(?=我)",
     re.IGNORECASE,
 )
 _NOT_AFTER_ALWAYS = re.compile(r"^(?:a|an|the|mind|again|ever|been|had|was|is|be|have|did)\b",
@@ -83,31 +89,38 @@ def extract_candidates(turns: list[Turn]) -> list[Candidate]:
         if turn.role not in ("user", "assistant"):
             continue
         for sentence in split_sentences(strip_code_blocks(turn.content)):
-            candidate = extract_sentence(sentence, turn.role)
-            if candidate is None:
-                continue
-            key = (candidate.type, candidate.text.casefold())
-            if key in position:
-                earlier = found[position[key]]
-                if candidate.confidence > earlier.confidence:
-                    found[position[key]] = replace(earlier, confidence=candidate.confidence)
-                continue
-            position[key] = len(found)
-            found.append(candidate)
+            for candidate in extract_sentence(sentence, turn.role):
+                key = (candidate.type, candidate.text.casefold())
+                if key in position:
+                    earlier = found[position[key]]
+                    if candidate.confidence > earlier.confidence:
+                        found[position[key]] = replace(earlier, confidence=candidate.confidence)
+                    continue
+                position[key] = len(found)
+                found.append(candidate)
     return found
 
 
-def extract_sentence(sentence: str, role: str = "user") -> Candidate | None:
-    """The candidate one sentence states explicitly, if any."""
+def extract_sentence(sentence: str, role: str = "user") -> list[Candidate]:
+    """What one sentence states explicitly: one candidate per clause that carries a cue."""
     evidence = sentence.strip()
-    text = _DISCOURSE.sub("", evidence).strip()
-    if not text or _is_question(text):
-        return None
-    if role == "assistant":
-        return _with_evidence(_decision(text), evidence)
-    if role != "user":
-        return None
-    return _with_evidence(_statement(text), evidence)
+    if role not in ("user", "assistant") or _is_question(evidence):
+        return []
+    found = []
+    for clause in split_clauses(evidence):
+        text = _DISCOURSE.sub("", clause).strip()
+        if not text or _is_question(text):
+            continue
+        candidate = _decision(text, role) if role == "assistant" else _statement(text)
+        if candidate is not None:
+            found.append(replace(candidate, evidence=evidence))
+    return found
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Split before a new first-person clause: "My name is Ana and I work at Acme"."""
+    parts = _CLAUSE_BREAK.split(sentence)
+    return [part.strip(" ,，;；") for part in parts if part.strip(" ,，;；")]
 
 
 def _statement(text: str) -> Candidate | None:
@@ -118,10 +131,6 @@ def _statement(text: str) -> Candidate | None:
     return None
 
 
-def _with_evidence(candidate: Candidate | None, evidence: str) -> Candidate | None:
-    return None if candidate is None else replace(candidate, evidence=evidence)
-
-
 def _make(text: str, type_: str, confidence: float, kind: str, subject: str) -> Candidate | None:
     if not text:
         return None
@@ -130,11 +139,17 @@ def _make(text: str, type_: str, confidence: float, kind: str, subject: str) -> 
 
 # --- wrappers: "remember that X", "from now on X", "记住X", "以后请X" -----------------------
 
+def _wrapper(cue: str, after: str = r"(?:\s+that|\s*[:,])") -> re.Pattern[str]:
+    return re.compile(rf"^(?:please\s+)?(?:{cue}){after}\s*(.+)", re.I)
+
+
+# (pattern, confidence, what the inner text is when it holds no other statement)
 _WRAPPERS = (
-    (re.compile(r"^(?:please\s+)?(?:remember|don't forget|do not forget)(?:\s+that|\s*[:,])\s*(.+)", re.I), 0.9, "fact"),
-    (re.compile(r"^(?:please\s+)?(?:keep in mind|bear in mind)(?:\s+that|\s*[:,])\s*(.+)", re.I), 0.85, "fact"),
-    (re.compile(r"^(?:please\s+)?(?:note|fyi|for the record)(?:\s+that|\s*[:,])\s*(.+)", re.I), 0.8, "fact"),
-    (re.compile(r"^(?:please\s+)?(?:from now on|going forward|henceforth|in the future)\s*[,:]?\s*(.+)", re.I), 0.9, "rule"),
+    (_wrapper("remember|don't forget|do not forget", r"(?:\s+that|\s*[:,]|(?=\s+to\s))"), 0.9,
+     "fact"),
+    (_wrapper("keep in mind|bear in mind"), 0.85, "fact"),
+    (_wrapper("note|fyi|for the record"), 0.8, "fact"),
+    (_wrapper("from now on|going forward|henceforth|in the future", r"\s*[,:]?"), 0.9, "rule"),
     (re.compile(r"^(?:请)?(?:记住|牢记|记好)[，,：:]?(.+)"), 0.9, "fact"),
     (re.compile(r"^(?:请)?(?:以后|今后|从现在开始|从今以后|之后)[，,]?(?:请)?(.+)"), 0.9, "rule"),
 )
@@ -149,10 +164,12 @@ def _wrapped(text: str) -> Candidate | None:
         candidate = _statement(inner)
         if candidate is not None:
             return replace(candidate, confidence=max(candidate.confidence, confidence))
+        said = re.sub(r"^please\s+|^请", "", text, flags=re.I)
         if fallback == "rule":
-            return _make(finish(standalone(text)), "procedural", confidence, "rule", verb_subject(inner))
+            return _make(standalone(said), "procedural", confidence, "rule", verb_subject(inner))
         if re.match(r"^to\s", inner, re.I):  # "remember to run the migrations"
-            return _make(finish(standalone(text)), "procedural", confidence, "rule", verb_subject(inner[3:]))
+            subject = verb_subject(inner[3:])
+            return _make(standalone(said), "procedural", confidence, "rule", subject)
         if len(content_words(inner)) < 2 and len(inner) < 4:
             return None
         return _make(standalone(inner), "semantic", confidence, "fact", clause_subject(inner))
@@ -161,19 +178,32 @@ def _wrapped(text: str) -> Candidate | None:
 
 # --- profile -----------------------------------------------------------------------------
 
+def _en(clause: str) -> re.Pattern[str]:
+    """A first-person English statement starting at a clause boundary."""
+    return re.compile(_EN_CLAUSE + rf"(?P<clause>{clause})", re.I)
+
+
+def _zh(clause: str) -> re.Pattern[str]:
+    return re.compile(_ZH_CLAUSE + rf"(?P<clause>{clause})")
+
+
+_NAME = r"(?P<obj>[^\s,.;!?]+(?:\s+(?-i:[A-Z])[\w'-]*){0,3})"  # "Ana", "ana", "Ana Souza"
+# (pattern, confidence, profile attribute; None: the attribute the user named)
 _PROFILE = (
-    (re.compile(_EN_CLAUSE + r"(?P<clause>my name is\s+(?P<obj>\S+(?:\s+[A-Z][\w'-]*){0,3}))", re.I), 0.9, "name"),
-    (re.compile(_EN_CLAUSE + r"(?P<clause>(?:please\s+)?call me\s+(?P<obj>\S+(?:\s+[A-Z][\w'-]*){0,2}))", re.I), 0.9, "name"),
-    (re.compile(_EN_CLAUSE + rf"(?P<clause>my (?P<attr>{PROFILE_ATTRIBUTES}) is\s+(?P<obj>.+))", re.I), 0.85, None),
-    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: currently)? (?:work|am working|'m working) (?:at|for)\s+(?P<obj>.+))", re.I), 0.8, "employer"),
-    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: currently)? (?:live in|am based in|'m based in)\s+(?P<obj>.+))", re.I), 0.8, "location"),
-    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: am|'m) from\s+(?P<obj>.+))", re.I), 0.8, "origin"),
-    (re.compile(_EN_CLAUSE + r"(?P<clause>I(?: am|'m) an?\s+(?!(?:bit|little|lot|tad|big fan|fan|huge fan)\b)(?P<obj>.+))", re.I), 0.75, "role"),
-    (re.compile(_ZH_CLAUSE + r"(?P<clause>我(?:叫|的名字是|的名字叫)(?P<obj>(?![你他她了人车])[^，,。！？!?\s]{1,12}))"), 0.9, "name"),
-    (re.compile(_ZH_CLAUSE + r"(?P<clause>我(?:现在)?在(?P<obj>[^，,。]+?)(?:工作|上班))"), 0.8, "employer"),
-    (re.compile(_ZH_CLAUSE + r"(?P<clause>我(?:现在)?住在(?P<obj>[^，,。]+))"), 0.8, "location"),
-    (re.compile(_ZH_CLAUSE + r"(?P<clause>我来自(?P<obj>[^，,。]+))"), 0.8, "origin"),
-    (re.compile(_ZH_CLAUSE + r"(?P<clause>我是(?![说不想在因指问否觉])(?P<obj>[^，,。]+))"), 0.75, "role"),
+    (_en(rf"my name is\s+{_NAME}"), 0.9, "name"),
+    (_en(rf"(?:please\s+)?call me\s+{_NAME}"), 0.9, "name"),
+    (_en(rf"my (?P<attr>{PROFILE_ATTRIBUTES}) is\s+(?P<obj>.+)"), 0.85, None),
+    (_en(r"I(?: currently)? (?:work|am working|'m working) (?:at|for)\s+(?P<obj>.+)"), 0.8,
+     "employer"),
+    (_en(r"I(?: currently)? (?:live in|am based in|'m based in)\s+(?P<obj>.+)"), 0.8, "location"),
+    (_en(r"I(?: am|'m) from\s+(?P<obj>.+)"), 0.8, "origin"),
+    (_en(r"I(?: am|'m) an?\s+(?!(?:bit|little|lot|tad|big fan|fan|huge fan)\b)(?P<obj>.+)"), 0.75,
+     "role"),
+    (_zh(r"我(?:叫|的名字是|的名字叫)(?P<obj>(?![你他她了人车])[^，,。！？!?\s]{1,12})"), 0.9, "name"),
+    (_zh(r"我(?:现在)?在(?P<obj>[^，,。]+?)(?:工作|上班)"), 0.8, "employer"),
+    (_zh(r"我(?:现在)?住在(?P<obj>[^，,。]+)"), 0.8, "location"),
+    (_zh(r"我来自(?P<obj>[^，,。]+)"), 0.8, "origin"),
+    (_zh(r"我是(?![说不想在因指问否觉])(?P<obj>[^，,。]+)"), 0.75, "role"),
 )
 
 
@@ -188,7 +218,7 @@ def _profile(text: str) -> Candidate | None:
     return None
 
 
-_FAVORITE = re.compile(_EN_CLAUSE + r"(?P<clause>my fav(?:ou?rite|e) (?P<attr>[\w -]{2,30}?) (?:is|are)\s+(?P<obj>.+))", re.I)
+_FAVORITE = _en(r"my fav(?:ou?rite|e) (?P<attr>[\w -]{2,30}?) (?:is|are)\s+(?P<obj>.+)")
 
 
 def _favorite(text: str) -> Candidate | None:
@@ -201,22 +231,19 @@ def _favorite(text: str) -> Candidate | None:
 
 # --- preferences --------------------------------------------------------------------------
 
-_EN_PREFERENCE = re.compile(
-    _EN_CLAUSE
-    + r"(?P<clause>I(?:\s+(?:really|strongly|much|generally|usually|definitely|personally|also|"
-    r"still|very much|absolutely|honestly))*\s+(?P<verb>prefer|would prefer|'d prefer|like|love|"
-    r"enjoy|hate|dislike|can't stand|cannot stand|don't like|do not like|don't want|do not want)"
-    r"\s+(?P<obj>.+))",
-    re.I,
+_EN_PREFERENCE = _en(
+    r"I(?:\s+(?:really|strongly|much|generally|usually|definitely|personally|also|still|"
+    r"very much|absolutely|honestly))*\s+(?P<verb>prefer|would prefer|'d prefer|like|love|enjoy|"
+    r"hate|dislike|can't stand|cannot stand|don't like|do not like|don't want|do not want)"
+    r"\s+(?P<obj>.+)"
 )
-_EN_FAN = re.compile(_EN_CLAUSE + r"(?P<clause>I(?:'m| am) an? (?:big |huge )?fan of\s+(?P<obj>.+))", re.I)
-_EN_HABIT = re.compile(_EN_CLAUSE + r"(?P<clause>I\s+(?P<verb>always|never)\s+(?P<obj>.+))", re.I)
-_ZH_PREFERENCE = re.compile(
-    _ZH_CLAUSE
-    + r"(?P<clause>我(?:很|真的|非常|特别|还是|一般|通常|也)*(?P<verb>更喜欢|更偏好|偏好|倾向于|"
-    r"比较喜欢|不喜欢|讨厌|受不了|不想要|喜欢|爱用|爱)(?P<obj>.+))"
+_EN_FAN = _en(r"I(?:'m| am) an? (?:big |huge )?fan of\s+(?P<obj>.+)")
+_EN_HABIT = _en(r"I\s+(?P<verb>always|never)\s+(?P<obj>.+)")
+_ZH_PREFERENCE = _zh(
+    r"我(?:很|真的|非常|特别|还是|一般|通常|也)*(?P<verb>更喜欢|更偏好|偏好|倾向于|比较喜欢|不喜欢|"
+    r"讨厌|受不了|不想要|喜欢|爱用|爱)(?P<obj>.+)"
 )
-_ZH_HABIT = re.compile(_ZH_CLAUSE + r"(?P<clause>我(?P<verb>总是|一直|从不|从来不)(?P<obj>.+))")
+_ZH_HABIT = _zh(r"我(?P<verb>总是|一直|从不|从来不)(?P<obj>.+)")
 _PREFERENCE_CONFIDENCE = {
     "prefer": 0.85, "would prefer": 0.8, "'d prefer": 0.8, "like": 0.7, "love": 0.75,
     "enjoy": 0.7, "hate": 0.8, "dislike": 0.75, "can't stand": 0.8, "cannot stand": 0.8,
@@ -249,17 +276,20 @@ def _preference(text: str) -> Candidate | None:
 # --- decisions (either side) --------------------------------------------------------------
 
 _EN_DECISION = re.compile(
-    r"(?<!\bif )(?<!\bwhether )\bwe(?P<aux>'ve|\s+have|\s+all|\s+finally|\s+just|\s+both)*\s+"
-    r"(?P<verb>decided|agreed|settled on|chose|went with)\s+(?P<prep>to|that|on|upon)?\s*(?P<obj>.+)",
+    r"(?<!\bif )(?<!\bwhether )\bwe(?:'ve|\s+have|\s+all|\s+finally|\s+just|\s+both)*\s+"
+    r"(?P<verb>decided|agreed|settled on|chose|went with)\s+(?P<prep>to|that|on|upon)?\s*"
+    r"(?P<obj>.+)",
     re.I,
 )
-_EN_LETS = re.compile(r"^let's\s+(?P<verb>use|go with|stick with|switch to|adopt|keep)\s+(?P<obj>.+)", re.I)
+_EN_LETS = re.compile(
+    r"^let's\s+(?P<verb>use|go with|stick with|switch to|adopt|keep)\s+(?P<obj>.+)", re.I
+)
 _ZH_DECISION = re.compile(
     r"我们(?:最终|最后|已经|一致|刚刚|都)*(?P<verb>决定|商定|约定|同意|确定)(?:了)?[，,：:]?(?P<obj>.+)"
 )
 
 
-def _decision(text: str) -> Candidate | None:
+def _decision(text: str, speaker: str = "user") -> Candidate | None:
     match = _EN_DECISION.search(text)
     if match and not _too_thin(match.group("obj")):
         verb, prep, obj = match.group("verb"), match.group("prep"), match.group("obj").strip()
@@ -272,11 +302,12 @@ def _decision(text: str) -> Candidate | None:
             subject = verb_subject(obj)
         else:
             subject = object_subject(obj)
-        return _make(standalone(sentence), "semantic", 0.9, "decision", subject)
+        return _make(standalone(sentence, speaker), "semantic", 0.9, "decision", subject)
     match = _ZH_DECISION.search(text)
     if match and not _too_thin(match.group("obj")):
         sentence = f"团队{match.group('verb')}{match.group('obj')}"
-        return _make(finish(sentence), "semantic", 0.9, "decision", verb_subject(match.group("obj")))
+        return _make(standalone(sentence, speaker), "semantic", 0.9, "decision",
+                     verb_subject(match.group("obj")))
     return None
 
 
@@ -292,10 +323,13 @@ def _lets(text: str) -> Candidate | None:
 # --- imperative rules ---------------------------------------------------------------------
 
 _EN_RULE = re.compile(
-    r"^(?:please\s+)?(?P<cue>always|never|don't ever|do not ever|never ever|make sure (?:to|you)?)\s+(?P<obj>.+)", re.I
+    r"^(?:please\s+)?(?P<cue>always|never|don't ever|do not ever|never ever|"
+    r"make sure (?:to|you)?)\s+(?P<obj>.+)",
+    re.I,
 )
 _ZH_RULE = re.compile(
-    r"^(?:请)?(?P<cue>(?:永远|千万|一定|务必|绝对)?(?:不要|别|不准|禁止|不许)|总是|始终|一定要|务必|每次都要?)(?P<obj>.+)"
+    r"^(?:请)?(?P<cue>(?:永远|千万|一定|务必|绝对)?(?:不要|别|不准|禁止|不许)|总是|始终|一定要|务必|"
+    r"每次都要?)(?P<obj>.+)"
 )
 
 
@@ -318,15 +352,24 @@ def _rule(text: str) -> Candidate | None:
         obj = match.group("obj").strip()
         if _ZH_SMALL_TALK.match(obj) or _too_thin(obj):
             return None
-        return _make(finish(standalone(text)), "procedural", 0.9, "rule", verb_subject(obj))
+        return _make(standalone(text), "procedural", 0.9, "rule", verb_subject(obj))
     return None
 
 
 # --- procedures ---------------------------------------------------------------------------
 
 _PROCEDURES = (
-    re.compile(r"^(?:the\s+)?(?:best\s+|right\s+|correct\s+)?way to (?P<task>.+?) is (?:to |by )?(?P<steps>.+)", re.I),
-    re.compile(rf"^(?:in order )?to (?!be\b)(?P<task>[^,]+?),?\s+(?:you\s+(?:need to|have to|should|must|can)\s+|just\s+|first\s+)?(?P<steps>(?:{IMPERATIVE_VERBS})\b.+)", re.I),
+    re.compile(
+        r"^(?:the\s+)?(?:best\s+|right\s+|correct\s+)?way to (?P<task>.+?) is (?:to |by )?"
+        r"(?P<steps>.+)",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:in order )?to (?!be\b)(?P<task>[^,]+?),?\s+"
+        r"(?:you\s+(?:need to|have to|should|must|can)\s+|just\s+|first\s+)?"
+        rf"(?P<steps>(?:{IMPERATIVE_VERBS})\b.+)",
+        re.I,
+    ),
     re.compile(r"^(?:how to|steps to) (?P<task>[^:]+):\s*(?P<steps>.+)", re.I),
     re.compile(r"^the command (?:to|for) (?P<task>.+?) is (?P<steps>.+)", re.I),
     re.compile(r"^(?P<task>[^，,。]{2,20})的(?:方法|办法|方式|步骤|命令)是(?P<steps>.+)"),
@@ -338,24 +381,27 @@ def _procedure(text: str) -> Candidate | None:
     for pattern in _PROCEDURES:
         match = pattern.match(text)
         if match and not _too_thin(match.group("steps")):
-            return _make(finish(standalone(text)), "procedural", 0.8, "procedure",
+            return _make(standalone(text), "procedural", 0.8, "procedure",
                          normalize(match.group("task")) or match.group("task").strip())
     return None
 
 
 # --- lessons ------------------------------------------------------------------------------
 
+# Lessons that say what to do are procedural; findings about what was true are semantic.
 _LESSONS = (
-    (re.compile(r"\b(?:the\s+)?lessons?\s+(?:learned|learnt)?\s*(?:here\s+)?(?:is|was|:)\s*(?:that\s+)?(?P<obj>.+)", re.I), "procedural", 0.8),
-    (re.compile(r"\blesson learned[:,]?\s*(?P<obj>.+)", re.I), "procedural", 0.8),
-    (re.compile(r"\b(?:the|our)\s+(?:fix|solution|workaround)\s+(?:was|is)\s+(?P<obj>.+)", re.I), "procedural", 0.75),
-    (re.compile(r"\b(?:it\s+)?turn(?:s|ed)\s+out\s+(?:that\s+)?(?P<obj>.+)", re.I), "semantic", 0.7),
-    (re.compile(r"\bthe (?:root cause|real problem|underlying issue)\s+(?:was|is)\s+(?P<obj>.+)", re.I), "semantic", 0.7),
-    (re.compile(r"教训是[，,：:]?(?P<obj>.+)"), "procedural", 0.8),
-    (re.compile(r"(?:解决|修复)(?:办法|方法|方案)是(?P<obj>.+)"), "procedural", 0.75),
-    (re.compile(r"(?:结果|后来|最后)发现(?P<obj>.+)"), "semantic", 0.7),
-    (re.compile(r"根本原因是(?P<obj>.+)"), "semantic", 0.7),
+    (r"\b(?:the\s+)?lessons?(?:\s+(?:learned|learnt))?(?:\s+here)?\s*(?:is|was|:|,)\s*"
+     r"(?:that\s+)?(?P<obj>.+)", "procedural", 0.8),
+    (r"\b(?:the|our)\s+(?:fix|solution|workaround)\s+(?:was|is)\s+(?P<obj>.+)", "procedural", 0.75),
+    (r"\b(?:it\s+)?turn(?:s|ed)\s+out\s+(?:that\s+)?(?P<obj>.+)", "semantic", 0.7),
+    (r"\bthe (?:root cause|real problem|underlying issue)\s+(?:was|is)\s+(?P<obj>.+)", "semantic",
+     0.7),
+    (r"教训是[，,：:]?(?P<obj>.+)", "procedural", 0.8),
+    (r"(?:解决|修复)(?:办法|方法|方案)是(?P<obj>.+)", "procedural", 0.75),
+    (r"(?:结果|后来|最后)发现(?P<obj>.+)", "semantic", 0.7),
+    (r"根本原因是(?P<obj>.+)", "semantic", 0.7),
 )
+_LESSONS = tuple((re.compile(pattern, re.I), type_, conf) for pattern, type_, conf in _LESSONS)
 
 
 def _lesson(text: str) -> Candidate | None:

@@ -39,25 +39,29 @@ _LEADING_I = re.compile(r"^I(?:(?P<contraction>'m|'ve|'d|'ll|’m|’ve|’d|’
 _TRAILING_PUNCT = re.compile(r"[\s.!。！~…]+$")
 
 
-def standalone(clause: str) -> str:
-    """A clause rewritten to stand alone: the user in the third person, closing punctuation."""
+def standalone(clause: str, speaker: str = "user") -> str:
+    """A clause rewritten to stand alone: the speaker in the third person, closing punctuation.
+
+    `speaker` is who "I" is: "user" or "assistant".
+    """
     clause = clause.strip()
+    first = {word: text.replace("the user", f"the {speaker}") for word, text in _FIRST.items()}
     if has_cjk(clause):
-        return finish(re.sub(r"我(?!们)", "用户", clause))
+        return finish(re.sub(r"我(?!们)", "用户" if speaker == "user" else "助手", clause))
     named = False
     match = _LEADING_I.match(clause)
     if match:
         named = True
         if match.group("contraction"):
-            clause = _FIRST["i" + match.group("contraction").replace("’", "'").lower()] + \
+            clause = first["i" + match.group("contraction").replace("’", "'").lower()] + \
                 clause[match.end():]
         else:
-            clause = "the user " + conjugate_third_person(match.group("rest"))
+            clause = f"the {speaker} " + conjugate_third_person(match.group("rest"))
     elif re.match(r"^(?:my|me)\b", clause, re.IGNORECASE):
         named = True
         word = clause.split()[0].lower()
-        clause = _FIRST[word] + clause[len(word):]
-    clause = _replace_first_person(clause, named)
+        clause = first[word] + clause[len(word):]
+    clause = _replace_first_person(clause, named, first)
     return finish(clause)
 
 
@@ -67,7 +71,7 @@ def finish(sentence: str) -> str:
     if not sentence:
         return ""
     sentence = sentence[0].upper() + sentence[1:]
-    return sentence + ("。" if has_cjk(sentence[-1]) else ".")
+    return sentence + ("。" if has_cjk(sentence) else ".")
 
 
 def conjugate_third_person(rest: str) -> str:
@@ -77,9 +81,12 @@ def conjugate_third_person(rest: str) -> str:
         lower = word.lower()
         if lower in ADVERBS:
             continue
+        if lower in IRREGULAR:
+            words[index] = IRREGULAR[lower]
+            return " ".join(words)
         if lower in MODALS or not lower.isalpha():
             return rest
-        words[index] = IRREGULAR.get(lower) or _add_s(word)
+        words[index] = _add_s(word)
         return " ".join(words)
     return rest
 
@@ -92,7 +99,7 @@ def _add_s(verb: str) -> str:
     return verb + "s"
 
 
-def _replace_first_person(text: str, named: bool) -> str:
+def _replace_first_person(text: str, named: bool, first: dict[str, str]) -> str:
     out = []
     position = 0
     for match in _FIRST_PERSON.finditer(text):
@@ -100,7 +107,7 @@ def _replace_first_person(text: str, named: bool) -> str:
         if word == "i" and text[match.end():match.end() + 1] == ".":
             continue  # "i.e." is not the pronoun
         out.append(text[position:match.start()])
-        out.append(_LATER[word] if named else _FIRST[word])
+        out.append(_LATER[word] if named else first[word])
         named = True
         position = match.end()
     out.append(text[position:])

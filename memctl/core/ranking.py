@@ -15,7 +15,7 @@ _IDENTIFIER = re.compile(
         [A-Za-z_][\w]*_[\w]+                 # snake_case / SCREAMING_CASE / ERR_42
       | [a-z]+[A-Z][A-Za-z0-9]*              # camelCase
       | [A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*      # PascalCase with a second hump
-      | [A-Za-z]+[-#]?\d+[A-Za-z0-9-]*       # JIRA-123, E1234, issue#42
+      | [A-Za-z]+(?:-[A-Za-z]+)*[-#]?\d+[A-Za-z0-9-]*   # JIRA-123, TW-E4012, E1234, issue#42
       | \d+[A-Za-z][A-Za-z0-9]*              # 0x1f, 404NotFound
       | [A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_][\w]*)+(?:\(\))?   # pkg.module.func, ns::name
     )

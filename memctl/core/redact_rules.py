@@ -7,6 +7,7 @@ version numbers, dates, hashes, UUIDs, ports, prices and code are not touched.
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 import re
 from collections.abc import Callable, Iterator
@@ -50,12 +51,21 @@ def _digits(value: str) -> str:
 
 # --- secrets with a recognisable shape -------------------------------------------------------
 
-_PRIVATE_KEY = (
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    # A pasted block cut off before its END line: take the base64 and header lines that follow.
-    r"|(?:\r?\n[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n]*)[ \t]*)*)"
-)
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+# A block pasted without its END line: the base64 and header lines that follow BEGIN.
+_PEM_BODY = re.compile(r"(?:\r?\n[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n]*)[ \t]*)*")
+
+
+def _find_private_keys(text: str) -> Iterator[Span]:
+    """The whole block from BEGIN to the next END (linear even with many BEGIN lines)."""
+    ends = [m.end() for m in _PEM_END.finditer(text)]
+    for begin in _PEM_BEGIN.finditer(text):
+        i = bisect.bisect_left(ends, begin.end())
+        if i < len(ends):
+            yield begin.start(), ends[i]
+        else:
+            yield begin.start(), _PEM_BODY.match(text, begin.end()).end()
 _JWT = r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}(?![\w-])"
 _AWS_KEY = r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
 _AWS_SECRET = (
@@ -99,15 +109,24 @@ _SECRET_NAME = (
     r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey"
     r"|(?:access|secret|private|auth|signing|encryption|master)[_-]?key|credentials?)"
 )
+# Any `name=` / `name:` is a candidate; the name is then checked to end in a secret word
+# (cheaper than asking the regex to find the word inside every identifier).
 _KEY = (
-    r"(?<![A-Za-z0-9_.-])(?P<key>(?:--?)?[A-Za-z0-9_.-]*?" + _SECRET_NAME + r")"
+    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]+)"
     r"[\"']?[ \t]*(?::(?![:=])|=(?![=>~])|=>)[ \t]*"
 )
+_SECRET_KEY_END = re.compile(_SECRET_NAME + r"$", re.IGNORECASE)
 _ASSIGN_QUOTED = _KEY + r"(?P<q>[\"'`])(?P<value>[^\r\n]{1,256}?)(?P=q)"
 _ASSIGN_BARE = _KEY + r"(?P<value>[^\s\"'`,;&]{1,256})"
 _FLAG_SPACED = (
     r"(?<![\w-])(?P<key>--(?:password|passwd|token|api-key|apikey|secret|client-secret"
     r"|access-token|auth-token))[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{2,255})(?P=q)(?!\S)"
+)
+_PROSE_ASSIGN = (
+    r"(?i)(?<![A-Za-z0-9_])(?P<key>password|passwd|passphrase|pwd|secret|token|api[ _-]?key"
+    r"|密码|口令|密钥|令牌)"
+    r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*(?:是|为|：|:)[ \t]*)"
+    r"(?P<value>[^\s\"'`,;\u0080-\U0010ffff]{3,256})"  # ASCII only: stops before Chinese text
 )
 _URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:(?P<value>[^\s@/]{1,128})@"
 _AUTH_HEADER = (
@@ -118,18 +137,24 @@ _BEARER = r"(?i)\bbearer[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
 
 _PLACEHOLDER_WORDS = {
     "none", "null", "nil", "true", "false", "undefined", "required", "optional", "redacted",
-    "hidden", "secret", "password", "token", "changeme", "example", "string", "str",
+    "hidden", "secret", "password", "token", "changeme", "example", "string", "str", "dummy",
+    "test", "fake", "sample", "anything", "placeholder", "todo", "tbd",
 }
 _REFERENCE_START = ("$", "%", "{{", "{", "<", "!", "#{", "[REDACTED_", "@")
-_DOTTED_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_DOTTED_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:[/\[:].*)?")  # os.environ/KEY
+_TEMPLATE_INSIDE = ("$(", "${", "{{", "%(", "%s", "<%")
 _WORDLIKE = re.compile(r"[A-Za-z]+(?:[-_][A-Za-z]+)*")
 _PATHLIKE = ("/", "~/", "./", "../")
+_HEX_COLOR = re.compile(r"#(?:[0-9A-Fa-f]{3,4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})")
+_PASSWORD_KEY = re.compile(r"(?i)pass(?:word|wd|phrase)|pwd|secret$")
 
 
 def _placeholder_value(value: str) -> bool:
     """True for values that stand in for a secret instead of being one (`<your-key>`, `${X}`)."""
     low = value.lower()
     if low in _PLACEHOLDER_WORDS or value.startswith(_REFERENCE_START):
+        return True
+    if any(marker in value for marker in _TEMPLATE_INSIDE):
         return True
     if len(set(value)) == 1 or set(value) <= set("*x.-_X"):
         return True
@@ -148,17 +173,47 @@ def _bare_value_ok(key: str, value: str) -> bool:
     return shell_style or not _WORDLIKE.fullmatch(value)
 
 
+def _secret_assignments(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
+    """Assignments whose name ends in a secret word; after any other name, scan on from its end
+    so that `https://host/?api_key=...` is still seen."""
+    pos = 0
+    while (match := pattern.search(text, pos)) is not None:
+        if _SECRET_KEY_END.search(match.group("key")):
+            yield match
+            pos = match.end()
+        else:
+            pos = match.end("key")
+
+
+def _quoted_value_ok(key: str, value: str) -> bool:
+    """A quoted literal is a hard-coded secret, except names: `"nextToken": "next_token"`.
+
+    Passwords may be plain words; tokens and keys carry digits, so a word after one is a name.
+    """
+    if not value or _placeholder_value(value) or _HEX_COLOR.fullmatch(value):
+        return False
+    return bool(_PASSWORD_KEY.search(key)) or not _WORDLIKE.fullmatch(value)
+
+
 def _find_quoted_assignments(text: str) -> Iterator[Span]:
-    for match in _QUOTED.finditer(text):
-        value = match.group("value")
-        if not _placeholder_value(value.strip()) and value.strip():
+    for match in _secret_assignments(_QUOTED, text):
+        if _quoted_value_ok(match.group("key"), match.group("value").strip()):
             yield match.span("value")
 
 
 def _find_bare_assignments(text: str) -> Iterator[Span]:
-    for match in _BARE.finditer(text):
-        value = match.group("value").rstrip(".,:!?)")
+    for match in _secret_assignments(_BARE, text):
+        value = match.group("value").rstrip(".,:)")
         if value and _bare_value_ok(match.group("key"), value):
+            start = match.start("value")
+            yield start, start + len(value)
+
+
+def _find_prose_assignments(text: str) -> Iterator[Span]:
+    """`my password is hunter2`, `密码是abc123`: the same value checks as an unquoted assignment."""
+    for match in _PROSE.finditer(text):
+        value = match.group("value").rstrip(".,:;!?)")
+        if value and _bare_value_ok(match.group("key").lower(), value):
             start = match.start("value")
             yield start, start + len(value)
 
@@ -167,12 +222,19 @@ def _reference_free(match: re.Match) -> bool:
     return not _placeholder_value(match.group("value"))
 
 
+def _header_value_ok(match: re.Match) -> bool:
+    """`Bearer sk-litellm-key` in docs is a name; real credentials carry digits or length."""
+    value = match.group("value")
+    return not _placeholder_value(value) and (any(c.isdigit() for c in value) or len(value) >= 24)
+
+
 def _token_ok(match: re.Match) -> bool:
     return _has_letter_and_digit(match.group("value"))
 
 
 _QUOTED = re.compile(_ASSIGN_QUOTED, re.ASCII | re.IGNORECASE)
 _BARE = re.compile(_ASSIGN_BARE, re.ASCII | re.IGNORECASE)
+_PROSE = re.compile(_PROSE_ASSIGN, re.ASCII)
 
 
 # --- personal data ---------------------------------------------------------------------------
@@ -181,8 +243,15 @@ _EMAIL = (
     r"(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?"
     r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
     # `git@github.com:org/repo.git` is an scp-style remote, not a mailbox.
-    r"(?![\w-]|:[\w~/.])"
+    r"(?![\w-]|\.[A-Za-z0-9]|:[\w~/.])"
 )
+# `logo@2x.png`: file names, not domains (none of these is a top-level domain).
+_FILE_SUFFIXES = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "json", "yaml", "yml",
+                  "toml", "txt", "html", "htm", "css", "lock", "tsx", "jsx", "pdf", "csv", "tgz"}
+
+
+def _email_ok(match: re.Match) -> bool:
+    return match.group(0).rsplit(".", 1)[-1].lower() not in _FILE_SUFFIXES
 
 _CN_ID = (
     r"(?<![A-Za-z0-9])[1-9][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
@@ -259,7 +328,21 @@ _PHONE_CN = (
     r"(?<![A-Za-z0-9_+.#/$-])(?:(?:\+|00)86[ -]?)?1[3-9][0-9](?:[0-9]{8}|[ -][0-9]{4}[ -][0-9]{4})"
     r"(?![A-Za-z0-9_]|[.-][0-9]| ?(?:bytes?|B|KB|ms|ns)\b)"
 )
-_PHONE_INTL = r"(?<![\w+])\+[0-9]{1,4}(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}(?![\w-]|\.[0-9])"
+_ORDER_BEFORE = re.compile(
+    r"(?i)(?:订单号?|单号|编号|流水号|order|invoice|tracking)"
+    r"[ \t:#：]*(?:no\.?|number|id)?[ \t:#：]*$"
+)
+
+
+def _cn_mobile_ok(match: re.Match) -> bool:
+    """`订单号15012345678`: an order number, not a phone, when the label says so."""
+    return not _ORDER_BEFORE.search(match.string[max(0, match.start() - 20):match.start()])
+
+
+_PHONE_INTL = (
+    r"(?<![\w+])(?:\+[0-9]{1,4}(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}"
+    r"|00[1-9][0-9]{0,2}(?:[ .-]\(?[0-9]{1,5}\)?){2,6})(?![\w-]|\.[0-9])"
+)
 _PHONE_US = (
     r"(?<![\w.+/-])(?:1[.-])?(?:\([2-9][0-9]{2}\)[ .-]?|[2-9][0-9]{2}[.-])[2-9][0-9]{2}[.-][0-9]{4}"
     r"(?![\w-]|\.[0-9])"
@@ -274,7 +357,7 @@ _DATE_LIKE = re.compile(r"[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./]
 
 def _intl_phone_ok(match: re.Match) -> bool:
     raw = match.group(0)
-    count = len(_digits(raw))
+    count = len(_digits(raw)) - (2 if raw.startswith("00") else 0)
     return 8 <= count <= 15 if any(not c.isdigit() for c in raw[1:]) else 10 <= count <= 15
 
 
@@ -287,10 +370,25 @@ def _context_phone_ok(match: re.Match) -> bool:
 
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _IPV4 = r"(?<![\w.])" + r"(?:" + _OCTET + r"\.){3}" + _OCTET + r"(?![\w]|\.[0-9]|-[A-Za-z])"
-_VERSION_BEFORE = re.compile(
-    r"(?i)(?:\b(?:version|ver|release|build|revision|rev|firmware|fw|sdk)s?\b|[=<>~!]=|\^|~>?|\bv)"
-    r"[ \t:=(\"'\[]*(?:[0-9]+(?:\.[0-9]+)+[ \t,]*(?:to|->|=>|and|or|\.\.)?[ \t]*)?$"
+_VERSION_WORD = re.compile(
+    r"(?i)(?:version|release|build|revision|firmware)s?|\b(?:ver|rev|fw|sdk|v)\b"
 )
+_VERSION_OPERATOR = re.compile(r"(?:[=<>~!]=|\^|~>?)[ \t\"']*$")
+_VERSION_FILLER = {"to", "from", "was", "is", "bumped", "updated", "upgraded", "changed", "and",
+                   "or", "then", "now", "set", "of", "the", "v"}
+
+
+def _version_context(before: str) -> bool:
+    """`version 1.0.0.0 was bumped to 1.0.1.0`: only version numbers and filler since the keyword."""
+    if _VERSION_OPERATOR.search(before):
+        return True
+    words = list(_VERSION_WORD.finditer(before))
+    if not words:
+        return False
+    rest = re.sub(r"\bv?[0-9]+(?:\.[0-9]+)*", " ", before[words[-1].end():])
+    return all(word.lower() in _VERSION_FILLER for word in re.findall(r"[A-Za-z]+", rest))
+
+
 _PUBLIC_RESOLVERS = {"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112",
                      "208.67.222.222", "208.67.220.220"}
 
@@ -305,8 +403,8 @@ def _ipv4_ok(match: re.Match) -> bool:
     if value.startswith("255.") and (bits | (bits - 1)) == 0xFFFFFFFF:
         return False  # a netmask such as 255.255.255.0
     line_start = match.string.rfind("\n", 0, match.start()) + 1
-    before = match.string[max(line_start, match.start() - 40):match.start()]
-    return not _VERSION_BEFORE.search(before)
+    before = match.string[max(line_start, match.start() - 60):match.start()]
+    return not _version_context(before)
 
 
 _IPV6 = r"(?<![\w:.])[0-9A-Fa-f:]{2,39}(?:(?:\.[0-9]{1,3}){3})?(?![\w:])"
@@ -322,15 +420,16 @@ def _ipv6_ok(match: re.Match) -> bool:
         return False
     if address.is_unspecified or address.is_loopback:
         return False
-    if "::" in value and len([g for g in value.split(":") if g]) < 2:
-        return False
+    groups = [g for g in value.split(":") if g]
+    if "::" in value and (len(groups) < 2 or max(len(g) for g in groups) < 3):
+        return False  # `1::2` is a slice step, not an address
     start, text = match.start(), match.string
     # `items[1::2]` is a slice, not an address in brackets like `http://[2001:db8::1]/`.
     return not (start >= 2 and text[start - 1] == "[" and (text[start - 2].isalnum() or text[start - 2] in "_)]"))
 
 
 DETECTORS: tuple[Detector, ...] = (
-    Detector("private_key", _rule(_PRIVATE_KEY)),
+    Detector("private_key", _find_private_keys),
     Detector("jwt", _rule(_JWT)),
     Detector("aws_key", _rule(_AWS_KEY)),
     Detector("aws_key", _rule(_AWS_SECRET, _token_ok, group="value")),
@@ -339,19 +438,20 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("slack_token", _rule(_SLACK_WEBHOOK, group="value")),
     Detector("api_key", _rule(_API_KEYS, _api_key_ok)),
     Detector("secret_assignment", _rule(_URL_CREDENTIALS, _reference_free, group="value")),
-    Detector("secret_assignment", _rule(_AUTH_HEADER, _reference_free, group="value")),
+    Detector("secret_assignment", _rule(_AUTH_HEADER, _header_value_ok, group="value")),
     Detector("secret_assignment", _rule(_BEARER, _token_ok, group="value")),
     Detector("secret_assignment", _rule(_FLAG_SPACED, _reference_free, group="value")),
     Detector("secret_assignment", _find_quoted_assignments),
     Detector("secret_assignment", _find_bare_assignments),
-    Detector("email", _rule(_EMAIL)),
+    Detector("secret_assignment", _find_prose_assignments),
+    Detector("email", _rule(_EMAIL, _email_ok)),
     Detector("cn_id", _rule(_CN_ID, _cn_id_ok)),
     Detector("credit_card", _rule(_CARD, _card_ok)),
     Detector("ssn", _rule(_SSN)),
     Detector("ssn", _rule(_SSN_CONTEXT, group="value")),
     Detector("ipv6", _rule(_IPV6, _ipv6_ok)),
     Detector("ipv4", _rule(_IPV4, _ipv4_ok)),
-    Detector("phone", _rule(_PHONE_CN)),
+    Detector("phone", _rule(_PHONE_CN, _cn_mobile_ok)),
     Detector("phone", _rule(_PHONE_INTL, _intl_phone_ok)),
     Detector("phone", _rule(_PHONE_US)),
     Detector("phone", _rule(_PHONE_CONTEXT, _context_phone_ok, group="value")),

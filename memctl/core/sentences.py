@@ -82,8 +82,9 @@ def _ends_sentence(line: str, start: int, dot: int, end: int) -> bool:
     word = words[-1].lower().lstrip("(\"'") if words else ""
     if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
         return False
+    # "a.m. the" or "U.S. law": a dotted abbreviation followed by more of the sentence.
     following = line[end:].lstrip()
-    return not (following and following[0].islower())
+    return not ("." in word and following[:1].islower())
 
 
 def has_cjk(text: str) -> bool:

@@ -3,9 +3,9 @@
 A key is `kind:subject` (kind is preference, rule, profile, decision, fact, procedure, lesson).
 The subject is found by the first of these that applies:
 
-1. A qualifier: "tabs *for indentation*", "Postgres *as the event store*" -> "indentation".
-2. A facet: a value from a small table of mutually exclusive options (tabs/spaces ->
+1. A facet: a value from a small table of mutually exclusive options (tabs/spaces ->
    indentation, npm/pnpm/yarn -> package-manager, dark/light mode -> theme, ...).
+2. A qualifier: "tabs *for indentation*", "Postgres *as the event store*" -> "event-store".
 3. For a copular clause ("the staging DB is on port 5433"), the words before the verb.
 4. Otherwise the head of the phrase: its last content word (English noun phrases end in their
    head: "short commit messages" -> "message"), or all content words of a verb phrase.
@@ -43,12 +43,16 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#./-]*[a-z0-9+#]|[a-z0-9]|[\u3400-\u9fff]+")
 _QUALIFIER = re.compile(r"\b(?:for|as)\s+(.+)$", re.IGNORECASE)
 _CORE_END = re.compile(
-    r"[,;:()]|\s(?:over|rather than|instead of|than|because|since|when|while|if|unless|before|"
-    r"after|but|so that|so|which|where|though|although|whenever|except|and then)\s",
+    r"[;:()]|,\s*(?:and|but|so|because|since|which|though|although)\s|"
+    r"\s(?:over|rather than|instead of|than|because|since|when|while|if|unless|before|after|but|"
+    r"so that|so|which|where|though|although|whenever|wherever|everywhere|anywhere|except|"
+    r"and then|without|with|in|on|at|from|into|using|via|until)\s",
     re.IGNORECASE,
 )
-_COPULA = re.compile(r"\s(?:is|are|was|were|has|have|will be|uses|runs|lives|needs|lies)\s",
-                     re.IGNORECASE)
+_COPULA = re.compile(
+    r"\s(?:is|are|was|were|has|have|will be|use|uses|run|runs|live|lives|need|needs|lies)\s",
+    re.IGNORECASE,
+)
 _CJK_CORE_END = re.compile(r"[，,；;：:（(]|因为|但是|不过|而且|然后|如果|除非|而不是")
 _CJK_EDGE = "的了是用在把将给对和与就都也还很"
 
@@ -58,16 +62,16 @@ def subject_key(kind: str, subject: str) -> str:
 
 
 def object_subject(phrase: str) -> str:
-    """Subject of a noun or verb phrase: qualifier, then facet, then head word."""
+    """Subject of a noun or verb phrase: facet, then qualifier, then head word."""
     if _is_cjk(phrase):
         return cjk_subject(phrase)
+    facet = find_facet(phrase)
+    if facet:
+        return facet
     core = clause_core(phrase)
     qualifier = _QUALIFIER.search(core)
     if qualifier and normalize(qualifier.group(1)):
         return normalize(qualifier.group(1))
-    facet = find_facet(phrase)
-    if facet:
-        return facet
     words = content_words(core)
     if not words:
         return ""
@@ -134,7 +138,7 @@ def content_words(text: str) -> list[str]:
 
 
 def cjk_subject(phrase: str) -> str:
-    """Chinese has no spaces: facet, else the ASCII terms, else the last two characters."""
+    """Chinese has no spaces: facet, else the ASCII terms, else the tail of the last phrase."""
     facet = find_facet(phrase)
     if facet:
         return facet
@@ -146,10 +150,15 @@ def cjk_subject(phrase: str) -> str:
     if not runs:
         return ""
     run = runs[-1].strip(_CJK_EDGE) or runs[-1]
-    return run[-2:] if len(run) > 2 else run
+    parts = [part for part in run.split("的") if part]
+    if len(parts) >= 2:  # "测试数据库的端口": the head and what it belongs to
+        return f"{parts[-2][-4:]}的{parts[-1][-4:]}"
+    return run[-4:]
 
 
 def _singular(word: str) -> str:
+    if not word.isalpha():  # identifiers such as node_modules or config.yaml stay as written
+        return word
     if len(word) > 3 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "os")):

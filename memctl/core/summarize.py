@@ -1,7 +1,8 @@
 """Deterministic extractive summaries: the offline fallback when no LLM is configured.
 
 Sentences are scored by centrality (how much they share with the rest of the text), plus
-bonuses for what summaries must not lose: numbers, names and decisions. The best are kept,
+bonuses for what summaries must not lose: numbers, names and decisions (and outcomes), with
+penalties for small talk and questions. The best per character are kept,
 in their original order, until the summary is about `ratio` of the input (the seeds ask for
 20-30%). With `embed`, centrality is measured on sentence embeddings; without it, on TF-IDF
 vectors of words (and character bigrams for Chinese).
@@ -29,10 +30,11 @@ STOPWORDS = frozenset(
     re really right same see she should so some still such sure than thank thanks that the their
     them then there these they thing things think this those through to too under until up us use
     used using ve very via was way we well were what when where which while who whom why will with
-    would yeah yes yet you your yours user assistant""".split()
+    would yeah yes yet you your yours user assistant add ask asking find going keep know look
+    need say said start take tell try want""".split()
 )
 # Characters that make a Chinese bigram a poor topic (particles, pronouns, copulas).
-CJK_STOP_CHARS = frozenset("的了是我你他她它们在和就不也有这那个吗呢吧啊把被对要会能说都还很与及或但而")
+CJK_STOP_CHARS = frozenset("的了是我你他她它们在和就不也有这那个吗呢吧啊把被对要会能说都还很与及或但而用给让")
 
 DECISION_CUES = re.compile(
     r"\b(?:decided|decide|decision|agreed|agree|settled on|going with|go with|chose|chosen|"
@@ -42,7 +44,14 @@ DECISION_CUES = re.compile(
 OUTCOME_CUES = re.compile(
     r"\b(?:fixed|resolved|solved|works now|working now|passed|passes|failed|fails|succeeded|"
     r"deployed|merged|released|shipped|completed|finished|turned out|root cause|result(?:ed|s)?|"
-    r"outcome)\b|修复|解决|通过|失败|成功|完成|上线|发布|结果",
+    r"outcome)\b|修复|解决|通过|失败|成功|完成|上线|发布|结果|发现|原因是",
+    re.IGNORECASE,
+)
+# Stricter than DECISION_CUES: what find_decisions reports as a decision on its own.
+STATED_DECISION = re.compile(
+    r"\b(?:decided|decision|agreed (?:to|that|on)|we agree|settled on|going with|go with|chose|"
+    r"chosen|we will|we'll|let's (?:use|go|keep|switch|stick|move|do|adopt)|approved)\b|"
+    r"决定|商定|约定|同意|确定|采用|选定|就这么办",
     re.IGNORECASE,
 )
 _NOT_DECISION = re.compile(r"\b(?:let's see|let me|will you|would you|you will)\b", re.IGNORECASE)
@@ -55,11 +64,12 @@ _SMALL_TALK = re.compile(
     re.IGNORECASE,
 )
 
-NUMBER_BONUS = 0.15
-NAME_BONUS = 0.1
-DECISION_BONUS = 0.2
-OUTCOME_BONUS = 0.1
+NUMBER_BONUS = 0.3
+NAME_BONUS = 0.15
+DECISION_BONUS = 0.3
+OUTCOME_BONUS = 0.15
 REDUNDANT_SIMILARITY = 0.8
+LENGTH_EXPONENT = 0.3
 
 
 def summarize(
@@ -79,7 +89,10 @@ def summarize(
     vectors = _embedding_vectors(sentences, embed) if embed else _tfidf_vectors(sentences)
     similarity = vectors @ vectors.T
     scores = _centrality(similarity) + np.array([_bonus(s) for s in sentences])
-    order = sorted(range(len(sentences)), key=lambda i: (-round(float(scores[i]), 9), i))
+    # Under a character budget, a short sentence dense with facts competes with a long one.
+    lengths = np.array([max(len(s), 1) for s in sentences], dtype=float)
+    density = np.where(scores > 0, scores * (lengths.mean() / lengths) ** LENGTH_EXPONENT, scores)
+    order = sorted(range(len(sentences)), key=lambda i: (-round(float(density[i]), 9), i))
     chosen: list[int] = []
     length = 0
     for i in order:
@@ -87,8 +100,8 @@ def summarize(
             break
         if length >= target:
             break
-        if chosen and length + len(sentences[i]) > ceiling:
-            continue
+        if chosen and (length + len(sentences[i]) > ceiling or scores[i] < 0):
+            continue  # over budget, or small talk / a bare question used as filler
         if any(similarity[i, j] >= REDUNDANT_SIMILARITY for j in chosen):
             continue
         chosen.append(i)
@@ -106,7 +119,7 @@ def key_topics(text: str, n: int = 5) -> list[str]:
     for sentence in split_sentences(text):
         for index, word in enumerate(_WORD.findall(sentence)):
             key = word.lower().strip(".'")
-            if len(key) < 3 or key in STOPWORDS or key.replace(".", "").isdigit():
+            if len(key) < 3 or key in STOPWORDS or "'" in key or key.replace(".", "").isdigit():
                 continue
             weight = 2 if _is_name(word, index) else 1
             counts[key] += weight
@@ -130,7 +143,10 @@ def find_decisions(text: str) -> list[str]:
     return [
         s
         for s in _unique(split_sentences(strip_code_blocks(text)))
-        if DECISION_CUES.search(s) and not _NOT_DECISION.search(s) and not _is_question(s)
+        if STATED_DECISION.search(s)
+        and not _NOT_DECISION.search(s)
+        and not _is_question(s)
+        and len(_tokens(s)) >= 2
     ]
 
 

@@ -7,6 +7,7 @@ went wrong goes to a log file in the store's state area (`.memory/.state/hooks.l
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 import traceback
@@ -110,3 +111,22 @@ def run_hook(event: str, stdin_text: str, handlers: Mapping[str, Handler], *,
         log_hook_error(log_path, event, session_id, "hook failed; printed nothing",
                        traceback.format_exc())
         return ""
+
+
+def spawn_detached(argv: list[str], cwd: Path, log_path: Path | None) -> None:
+    """Start `argv` in its own session so it outlives the hook (and the agent's kill of it).
+
+    Its stdout and stderr go to `log_path`, so a crash in the background is not lost.
+    """
+    output = subprocess.DEVNULL
+    handle = None
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
+        output = handle
+    try:
+        subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+                         start_new_session=True, close_fds=True)
+    finally:
+        if handle is not None:
+            handle.close()

@@ -110,6 +110,7 @@ def detect_format(text: str) -> str:
 
 def _read_jsonl(text: str, source: str) -> list[Turn]:
     turns: list[Turn] = []
+    previous_id = None
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -118,9 +119,23 @@ def _read_jsonl(text: str, source: str) -> list[Turn]:
         except json.JSONDecodeError as exc:
             raise InvalidMemoryFile(source, number, f"not valid JSON ({exc.msg})") from None
         turn = _entry_to_turn(entry, source, number)
-        if turn is not None:
+        message_id = _message_id(entry)
+        if turn is None:
+            continue
+        # Claude Code writes one line per content block of a message; they share message.id.
+        if message_id and message_id == previous_id and turns and turns[-1].role == turn.role:
+            last = turns[-1]
+            turns[-1] = Turn(last.role, f"{last.content}\n\n{turn.content}", last.timestamp)
+        else:
             turns.append(turn)
+        previous_id = message_id
     return turns
+
+
+def _message_id(entry: Any) -> str | None:
+    message = entry.get("message") if isinstance(entry, dict) else None
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _read_json_array(text: str, source: str) -> list[Turn]:

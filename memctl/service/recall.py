@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,8 @@ def recall(
         raise UsageError("-k must be at least 1.")
     if not query.strip():
         raise UsageError("The query is empty.")
+    # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
+    query_vector = _embed_in_background(query) if mode in ("hybrid", "vector") else None
     if sync:
         sync_index(store)
     settings = store.section("recall")
@@ -99,10 +103,7 @@ def recall(
         return ranking
 
     if mode in ("hybrid", "vector"):
-        from memctl.integrations.embedder import get_embedder
-
-        vector = get_embedder().embed_query(query)
-        rankings.append(take("vector", index.search_vector(vector, pool, where)))
+        rankings.append(take("vector", index.search_vector(query_vector.result(), pool, where)))
         weights.append(float(settings.get("vector_weight", 1.0)))
     if mode in ("hybrid", "bm25"):
         rankings.append(take("bm25", index.search_text(query, pool, where)))
@@ -119,6 +120,24 @@ def recall(
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))[:k]
     return [hit for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, [])) for i in ranked) if hit]
+
+
+def _embed_in_background(query: str) -> Future:
+    def run():
+        from memctl.integrations.query_embedder import get_query_embedder
+
+        return get_query_embedder().embed_query(query)
+
+    future: Future = Future()
+
+    def target():
+        try:
+            future.set_result(run())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller by .result()
+            future.set_exception(exc)
+
+    threading.Thread(target=target, daemon=True).start()
+    return future
 
 
 def _to_hit(store: Store, row: dict, score: float, sources: list[str]) -> Hit | None:

@@ -1,4 +1,4 @@
-"""Access statistics (count, last access) kept in the state area, so reading never edits a memory file.
+"""Access statistics (count, last access) in the state area: reading never edits a memory file.
 
 One small JSON file, `<state>/access.json`, rewritten atomically under an exclusive lock on
 `<state>/access.lock`, so concurrent processes recording accesses never lose a count.
@@ -36,8 +36,8 @@ def load_access(state_dir: Path) -> dict[str, AccessStat]:
         return {memory_id: AccessStat(entry["count"], _parse(entry.get("last_access")))
                 for memory_id, entry in _read(state_dir).items()}
     except (TypeError, ValueError) as exc:
-        raise InvalidMemoryFile(state_dir / ACCESS_FILENAME, 1, f"broken access statistics ({exc}); "
-                                "delete the file to reset them") from None
+        raise InvalidMemoryFile(state_dir / ACCESS_FILENAME, 1, f"broken access statistics "
+                                f"({exc}); delete the file to reset them") from None
 
 
 def record_access(state_dir: Path, ids: Iterable[str], now: datetime) -> None:
@@ -98,7 +98,8 @@ def _read(state_dir: Path) -> dict[str, dict]:
 
 
 def _write_atomic(path: Path, items: dict[str, dict]) -> None:
-    payload = json.dumps({"version": FORMAT_VERSION, "items": items}, sort_keys=True, separators=(",", ":"))
+    payload = json.dumps({"version": FORMAT_VERSION, "items": items},
+                         sort_keys=True, separators=(",", ":"))
     fd, tmp = tempfile.mkstemp(prefix=".access-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

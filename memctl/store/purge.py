@@ -2,9 +2,9 @@
 
 A Lance `delete` only marks rows in a deletion vector (`_deletions/`); the text stays in the
 data file, and older versions keep referencing it. Purging therefore rewrites every fragment
-that has deletions (compaction with deletions materialized, which also remaps the indices and
-drops the deleted rows' terms from the full-text dictionary) and then removes every older
-version's files. The caller must hold the index write lock: readers of older versions break.
+that has deletions (compaction with deletions materialized), rebuilds the indices from the
+live rows, and then removes every older version's files. The caller must hold the index write
+lock and reopen its table handles afterwards: readers of older versions break.
 """
 
 from __future__ import annotations
@@ -18,24 +18,72 @@ INDICES_DIRNAME = "_indices"
 
 
 def purge_rows(db_dir: Path, table_name: str, ids: list[str], id_column: str = "id") -> None:
-    """Delete these rows and leave no physical copy of them (nor of rows deleted earlier)."""
+    """Delete these rows and leave no physical copy of them (nor of rows deleted earlier).
+
+    A table left without rows is dropped altogether: an empty table's indices would keep
+    the terms of everything it ever held.
+    """
     import lance
 
     table_dir = Path(db_dir) / f"{table_name}.lance"
     if not table_dir.is_dir():
         return
+    uri = str(table_dir)
     wanted = sorted(set(ids))
     if wanted:
-        lance.dataset(str(table_dir)).delete(_in_predicate(id_column, wanted))
-    # Threshold 0: rewrite every fragment with any deleted row, also rows deleted by earlier updates.
-    lance.dataset(str(table_dir)).optimize.compact_files(
+        lance.dataset(uri).delete(_in_predicate(id_column, wanted))
+    if lance.dataset(uri).count_rows() == 0:
+        import lancedb
+
+        lancedb.connect(str(db_dir)).drop_table(table_name)
+        return
+    # Threshold 0: rewrite every fragment with a deleted row, also rows deleted by earlier edits.
+    lance.dataset(uri).optimize.compact_files(
         materialize_deletions=True, materialize_deletions_threshold=0.0)
+    _rebuild_indices(uri)
     # Open afresh: a handle on an older version would keep that version alive.
-    lance.dataset(str(table_dir)).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+    0 and lance.dataset(uri).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+
+
+# describe_indices() names -> create_scalar_index() names
+_SCALAR_INDEX_TYPES = {
+    "BTree": "BTREE", "Bitmap": "BITMAP", "LabelList": "LABEL_LIST", "Inverted": "INVERTED",
+    "NGram": "NGRAM", "ZoneMap": "ZONEMAP", "BloomFilter": "BLOOMFILTER",
+}
+
+
+def _rebuild_indices(uri: str) -> None:
+    """Rebuild every index from the live rows, keeping its name and settings.
+
+    Compaction remaps indices only for the fragments it rewrites. A fragment whose rows were
+    all deleted simply vanishes, and the indices keep its entries: full-text terms, scalar
+    values, vector codes.
+    """
+    import lance
+
+    for desc in lance.dataset(uri).describe_indices():
+        dataset = lance.dataset(uri)
+        kind = _SCALAR_INDEX_TYPES.get(desc.index_type)
+        if kind is None:  # vector indices: retrain on the current rows, same parameters
+            dataset.optimize.optimize_indices(retrain=True, index_names=[desc.name])
+            continue
+        params = _inverted_params(desc.details) if kind == "INVERTED" else {}
+        dataset.create_scalar_index(desc.field_names[0], kind, name=desc.name, replace=True,
+                                    **params)
+
+
+def _inverted_params(details: dict | None) -> dict:
+    """The tokenizer settings an existing full-text index was built with."""
+    from lance.query import DocumentGranularity
+
+    params = {key: value for key, value in (details or {}).items() if value is not None}
+    if "document_granularity" in params:
+        params["document_granularity"] = DocumentGranularity(params["document_granularity"])
+    return params
 
 
 def raw_texts(table_dir: Path) -> Iterator[str]:
-    """Every string stored in the table's data files, deleted rows included (deletion vectors ignored)."""
+    """Every string in the table's data files, deleted rows included (deletion vectors ignored)."""
     for path in sorted((Path(table_dir) / DATA_DIRNAME).glob("*.lance")):
         yield from _file_strings(path)
 
@@ -67,7 +115,8 @@ def _array_strings(array) -> Iterator[str]:
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         yield from (value for value in array.to_pylist() if value is not None)
-    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+    elif (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+          or pa.types.is_fixed_size_list(kind)):
         yield from _array_strings(array.flatten())
     elif pa.types.is_struct(kind):
         for index in range(kind.num_fields):

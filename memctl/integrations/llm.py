@@ -1,0 +1,152 @@
+"""The one place memctl talks to an LLM (through litellm), and only when a model is configured.
+
+litellm is imported lazily (it costs ~4 s) with LITELLM_LOCAL_MODEL_COST_MAP=True set first,
+because otherwise it fetches its price table from the network at import time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memctl.config import Store
+from memctl.errors import MemctlError
+
+
+class LLMUnavailable(MemctlError):
+    kind = "llm_unavailable"
+
+
+class LLMBadOutput(MemctlError):
+    kind = "llm_bad_output"
+
+
+@dataclass
+class LLMReply:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 1
+
+    def add(self, other: LLMReply) -> LLMReply:
+        return LLMReply(
+            text=other.text,
+            model=other.model,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            calls=self.calls + other.calls,
+        )
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 8),
+        }
+
+
+def llm_settings(store: Store) -> dict[str, Any] | None:
+    """The `llm` section when a model is configured (config.yaml or MEMCTL_LLM_MODEL), else None."""
+    settings = dict(store.section("llm"))
+    return settings if settings.get("model") else None
+
+
+def _litellm():
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except ImportError:
+        raise LLMUnavailable("litellm is not installed; reinstall memctl or unset llm.model.") from None
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def complete_text(
+    settings: dict[str, Any], messages: list[dict[str, str]], *, mock_response: str | None = None
+) -> LLMReply:
+    """One chat completion. `mock_response` goes through litellm's own mock path (tests)."""
+    litellm = _litellm()
+    model = settings["model"]
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "timeout": float(settings.get("timeout") or 30),
+        "max_tokens": int(settings.get("max_tokens") or 1024),
+        "temperature": float(settings.get("temperature", 0.0)),
+    }
+    for key in ("api_base", "api_key"):
+        if settings.get(key):
+            kwargs[key] = settings[key]
+    if mock_response is not None:
+        kwargs["mock_response"] = mock_response
+    try:
+        response = litellm.completion(**kwargs)
+    except Exception as exc:  # noqa: BLE001 - litellm raises many provider-specific types
+        raise LLMUnavailable(f"The LLM call to '{model}' failed: {exc.__class__.__name__}: {exc}") from exc
+    text = response.choices[0].message.content or ""
+    usage = getattr(response, "usage", None)
+    try:
+        cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # noqa: BLE001 - unknown models have no price; that is not an error
+        cost = 0.0
+    return LLMReply(
+        text=text,
+        model=model,
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cost_usd=cost,
+    )
+
+
+_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def parse_json_reply(text: str) -> Any:
+    """Accept bare JSON or JSON inside a ```json fence; raise ValueError otherwise."""
+    candidates = [text.strip()]
+    candidates += [m.strip() for m in _FENCED.findall(text)]
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    raise ValueError("reply is not valid JSON")
+
+
+def complete_json(
+    settings: dict[str, Any],
+    messages: list[dict[str, str]],
+    *,
+    mock_response: str | list[str] | None = None,
+) -> tuple[Any, LLMReply]:
+    """Ask for JSON; on a malformed reply ask once more, then raise LLMBadOutput.
+
+    `mock_response` may be a list: one mocked reply per attempt.
+    """
+    mocks = mock_response if isinstance(mock_response, list) else [mock_response, mock_response]
+    reply = complete_text(settings, messages, mock_response=mocks[0])
+    try:
+        return parse_json_reply(reply.text), reply
+    except ValueError:
+        pass
+    retry = messages + [
+        {"role": "assistant", "content": reply.text},
+        {"role": "user", "content": "That was not valid JSON. Reply again with only the JSON, nothing else."},
+    ]
+    second = complete_text(settings, retry, mock_response=mocks[1] if len(mocks) > 1 else None)
+    total = reply.add(second)
+    try:
+        return parse_json_reply(second.text), total
+    except ValueError:
+        raise LLMBadOutput(
+            f"The LLM '{settings['model']}' returned malformed JSON twice; nothing was written."
+        ) from None

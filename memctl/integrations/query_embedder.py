@@ -1,0 +1,58 @@
+"""A start-up-light twin of the embedder for single queries.
+
+`import fastembed` costs ~1 s because it pulls in huggingface_hub, httpx and image code.
+A fresh `memctl recall` (one query, e.g. from a hook on every prompt) only needs the same
+tokenizer and ONNX model with the same mean pooling, so it runs them through tokenizers and
+onnxruntime directly. tests/test_embedder.py proves the vectors match fastembed's.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from memctl.integrations.embedder import DIMENSION, MODEL_ID, _model_file, tokenizer_dir
+
+MAX_TOKENS = 512
+
+
+class QueryEmbedder:
+    model_id = MODEL_ID
+    dim = DIMENSION
+
+    def __init__(self, threads: int | None = None):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_dir() / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads:
+            options.intra_op_num_threads = threads
+        self._session = ort.InferenceSession(
+            str(_model_file()), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {node.name for node in self._session.get_inputs()}
+
+    def embed_query(self, text: str):
+        import numpy as np
+
+        encoding = self._tokenizer.encode(text)
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+        feed = {"input_ids": ids}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = mask
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float64)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norm = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norm, 1e-12, None))[0].astype(np.float32)
+
+
+@lru_cache(maxsize=1)
+def get_query_embedder(threads: int | None = None) -> QueryEmbedder:
+    return QueryEmbedder(threads=threads)

@@ -1,0 +1,251 @@
+"""What memctl does when a coding agent's hook fires.
+
+SessionStart gets the project's context block, UserPromptSubmit a few memories relevant to the
+prompt (never one already shown in this session), PreCompact and SessionEnd hand the session's
+transcript to `service.ingest` (in a detached process by default, since SessionEnd hooks get
+little time). Per-session bookkeeping lives in `<state>/hooks/sessions/<session>.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from memctl.config import Store, open_store
+from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
+from memctl.core.memory import Memory, parse_time
+from memctl.errors import MemctlError, StoreNotFound
+from memctl.integrations.claude_code import HookPayload
+from memctl.store.files import atomic_write
+
+LOG_NAME = "hooks.log"
+PROMPT_HEADING = "## memctl: memories related to this prompt"
+START_HEADING = "## memctl: what this project remembers"
+START_FOOTER = "More: `memctl recall QUERY`; add: `memctl add TEXT`."
+# Types worth carrying into every session when nothing else ranks them.
+STANDING_TYPES = ("preference", "procedural", "profile")
+TYPE_ORDER = {name: i for i, name in enumerate(("preference", "procedural", "profile", "semantic",
+                                                  "knowledge", "episodic"))}
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def hook_settings(store: Store) -> dict[str, Any]:
+    return store.section("hooks")
+
+
+def log_path(store: Store) -> Path:
+    return store.state_dir / LOG_NAME
+
+
+def find_hook_store(payload_cwd: str, explicit: str | None, env: Mapping[str, str],
+                    process_cwd: Path) -> Store | None:
+    """The store for a hook call: --store/MEMCTL_STORE, else the nearest one above the payload's
+    `cwd`, CLAUDE_PROJECT_DIR or the process's cwd. None when there is none: the hook does nothing."""
+    env = dict(env)
+    try:
+        if explicit or env.get("MEMCTL_STORE"):
+            return open_store(explicit, env=env)
+        for place in (payload_cwd, env.get("CLAUDE_PROJECT_DIR", ""), str(process_cwd)):
+            if not place:
+                continue
+            try:
+                return open_store(None, cwd=Path(place), env=env)
+            except StoreNotFound:
+                continue
+    except MemctlError:
+        return None
+    return None
+
+
+# --- per-session bookkeeping ----------------------------------------------------------------
+
+
+def session_state_path(store: Store, session_id: str) -> Path:
+    name = _UNSAFE.sub("_", session_id or "unknown")[:120]
+    return store.state_dir / "hooks" / "sessions" / f"{name}.json"
+
+
+def load_session_state(store: Store, session_id: str) -> dict[str, Any]:
+    try:
+        data = json.loads(session_state_path(store, session_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_session_state(store: Store, session_id: str, state: dict[str, Any]) -> None:
+    state["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    path = session_state_path(store, session_id)
+    atomic_write(path, (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: bool) -> None:
+    state = load_session_state(store, session_id)
+    shown = [] if reset else list(state.get("shown") or [])
+    shown.extend(i for i in ids if i not in shown)
+    state["shown"] = shown
+    save_session_state(store, session_id, state)
+
+
+# --- SessionStart ---------------------------------------------------------------------------
+
+
+def session_start_context(store: Store, payload: HookPayload) -> str:
+    """The context block for a new (or resumed, cleared, compacted) session."""
+    budget = int(hook_settings(store).get("session_start_budget", 1500))
+    markdown, shown = _context_block(store, budget, payload.session_id)
+    # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
+    _remember_shown(store, payload.session_id, shown, reset=True)
+    return markdown
+
+
+def _context_block(store: Store, budget: int, session_id: str) -> tuple[str, tuple[str, ...]]:
+    try:
+        from memctl.service.context import build_context
+    except ImportError:
+        return standing_memories_block(store, budget)
+    result = build_context(store, query=None, budget=budget, session_id=session_id or None)
+    shown = tuple(getattr(result, "ids", None) or getattr(result, "shown", None) or ())
+    return result.markdown, shown
+
+
+def standing_memories_block(store: Store, budget: int) -> tuple[str, tuple[str, ...]]:
+    """Pinned and important memories, then standing preferences and procedures, by recency."""
+    from memctl.service.lookup import list_memories
+
+    now = time.time()
+    chosen = [m for _, m in list_memories(store).memories
+              if not _expired(m, now) and (m.pinned or m.importance >= 0.7
+                                           or m.type in STANDING_TYPES)]
+    chosen.sort(key=lambda m: m.updated or m.created or "", reverse=True)
+    chosen.sort(key=lambda m: (not m.pinned, -round(m.importance, 2), TYPE_ORDER.get(m.type, 9)))
+    block = fit_block(START_HEADING, [_item(m) for m in chosen], budget, START_FOOTER)
+    return block.markdown, block.shown
+
+
+def _expired(memory: Memory, now: float) -> bool:
+    expires = parse_time(memory.expires)
+    return expires is not None and expires.timestamp() < now
+
+
+def _item(memory: Memory) -> BlockItem:
+    return BlockItem(memory.id, memory.display_title, memory.type, memory.body)
+
+
+# --- UserPromptSubmit -----------------------------------------------------------------------
+
+
+def prompt_context(store: Store, payload: HookPayload) -> str:
+    """A few memories relevant to the prompt and not yet shown in this session; "" if none."""
+    settings = hook_settings(store)
+    if is_trivial_prompt(payload.prompt, int(settings.get("prompt_min_chars", 12))):
+        return ""
+    from memctl.service.recall import recall
+
+    k = int(settings.get("prompt_k", 3))
+    query = payload.prompt.strip()[:2000]
+    hits = recall(store, query, k=k * 3)
+    shown = set(load_session_state(store, payload.session_id).get("shown") or ())
+    fresh = [hit for hit in hits if hit.id not in shown]
+    relevant = related_hits(store, query, fresh, float(settings.get("prompt_min_similarity", 0.3)))
+    items = [BlockItem(h.id, h.title, h.type, h.body) for h in relevant[:k]]
+    block = fit_block(PROMPT_HEADING, items, int(settings.get("prompt_budget", 400)))
+    if block.shown:
+        _remember_shown(store, payload.session_id, block.shown, reset=False)
+    return block.markdown
+
+
+def related_hits(store: Store, query: str, hits: list, min_similarity: float) -> list:
+    """Hits whose stored vector is close enough to the query's.
+
+    Recall always returns its nearest neighbours, related or not; a prompt hook must stay
+    quiet instead. A hit that also matched words of the prompt needs only half the similarity.
+    """
+    if not hits:
+        return []
+    from memctl.core.sync import embed_hash
+    from memctl.service.indexing import MODEL_ID, index_text, open_index
+
+    hashes = {hit.id: embed_hash(MODEL_ID, index_text(hit.memory)) for hit in hits}
+    vectors = open_index(store).vectors_for(sorted(set(hashes.values())))
+    query_vector = _embed_query(query)
+    kept = []
+    for hit in hits:
+        vector = vectors.get(hashes[hit.id])
+        if vector is None:
+            continue
+        similarity = float(vector @ query_vector)
+        lexical = bool({"bm25", "identifier"} & set(hit.sources))
+        if similarity >= (min_similarity / 2 if lexical else min_similarity):
+            kept.append(hit)
+    return kept
+
+
+def _embed_query(text: str):
+    try:
+        from memctl.integrations.query_embedder import get_query_embedder
+    except ImportError:
+        from memctl.integrations.embedder import get_embedder
+
+        return get_embedder().embed_query(text)
+    return get_query_embedder().embed_query(text)
+
+
+# --- PreCompact and SessionEnd --------------------------------------------------------------
+
+
+def capture_transcript(store: Store, payload: HookPayload, *, final: bool,
+                       spawn: Callable[[list[str], Path], None] | None = None) -> None:
+    """Hand the transcript to `ingest_transcript`, in a detached process unless configured off.
+
+    `spawn(argv, cwd)` starts the detached process; None runs the work here and now.
+    """
+    if not payload.transcript_path:
+        raise MemctlError(f"{payload.event} payload has no transcript_path; nothing to capture")
+    job = {"session_id": payload.session_id, "transcript_path": payload.transcript_path,
+           "final": final, "event": payload.event, "queued": time.time()}
+    background = bool(hook_settings(store).get("background", True))
+    if not background or spawn is None:
+        from memctl.service.ingest import ingest_transcript
+
+        ingest_transcript(store, job["session_id"], Path(job["transcript_path"]), final=final)
+        return
+    jobs = store.state_dir / "hooks" / "jobs"
+    name = f"{time.strftime('%Y%m%dT%H%M%S')}-{_UNSAFE.sub('_', payload.session_id)[:60]}.json"
+    job_path = jobs / name
+    atomic_write(job_path, json.dumps(job).encode("utf-8"))
+    spawn([sys.executable, "-m", "memctl", "--store", str(store.root), "hook", "ingest",
+           str(job_path)], store.root.parent)
+
+
+def run_ingest_job(store: Store, job_path: Path) -> None:
+    """The detached half of `capture_transcript`: read the job file, ingest, delete it."""
+    from memctl.service.ingest import ingest_transcript
+
+    job = json.loads(job_path.read_text(encoding="utf-8"))
+    ingest_transcript(store, str(job.get("session_id") or ""), Path(job["transcript_path"]),
+                      final=bool(job.get("final")))
+    job_path.unlink(missing_ok=True)
+
+
+def claude_code_handlers(store: Store, spawn: Callable[[list[str], Path], None] | None
+                         ) -> dict[str, Callable[[HookPayload], str | None]]:
+    """Event name -> handler, as `hook_runner.run_hook` takes them."""
+
+    def pre_compact(payload: HookPayload) -> None:
+        capture_transcript(store, payload, final=False, spawn=spawn)
+
+    def session_end(payload: HookPayload) -> None:
+        capture_transcript(store, payload, final=True, spawn=spawn)
+
+    return {
+        "SessionStart": lambda payload: session_start_context(store, payload),
+        "UserPromptSubmit": lambda payload: prompt_context(store, payload),
+        "PreCompact": pre_compact,
+        "SessionEnd": session_end,
+    }

@@ -1,0 +1,106 @@
+"""The git pre-commit check: staged memory files must parse and carry no unredacted secrets.
+
+It reads what is staged (`git show :path`), not the work tree, so a file fixed on disk but not
+re-added still stops the commit. Problems name the file and line; secret values never appear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from memctl.config import PRIVATE_DIRNAME, Store
+from memctl.core.frontmatter import parse_memory
+from memctl.errors import InvalidMemoryFile
+from memctl.integrations.git_hooks import staged_content, staged_paths
+from memctl.store.files import default_id, default_type, is_memory_filename
+
+_ROOT_FILES = {"README.md", "CHANGELOG.md"}
+
+
+@dataclass(frozen=True)
+class StagedProblem:
+    path: str     # as git shows it, relative to the repository root
+    line: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.problem}"
+
+
+def memory_relpath(repo_path: str, repo: Path, store: Store) -> str | None:
+    """The path inside the store of a staged file, or None if it is not a memory file."""
+    try:
+        inside = (repo / repo_path).resolve().relative_to(store.root.resolve())
+    except ValueError:
+        return None
+    parts = PurePosixPath(inside.as_posix()).parts
+    if not parts or any(part.startswith(".") for part in parts[:-1]):
+        return None  # .index/, .state/ and other hidden folders hold no memories
+    if not is_memory_filename(parts[-1]) or (len(parts) == 1 and parts[0] in _ROOT_FILES):
+        return None
+    return "/".join(parts)
+
+
+def check_staged(repo: Path, store: Store) -> list[StagedProblem]:
+    """Every problem in the staged memory files of `store`, in path order."""
+    problems: list[StagedProblem] = []
+    for repo_path in sorted(staged_paths(repo)):
+        relpath = memory_relpath(repo_path, repo, store)
+        if relpath is None:
+            continue
+        if relpath.split("/", 1)[0] == PRIVATE_DIRNAME:
+            problems.append(StagedProblem(repo_path, 1, "private memory staged; private/ stays "
+                                          "out of git (unstage it with `git restore --staged`)"))
+            continue
+        problems.extend(check_memory_bytes(repo_path, relpath, staged_content(repo, repo_path),
+                                           store))
+    return problems
+
+
+def check_memory_bytes(shown_path: str, relpath: str, raw: bytes,
+                       store: Store) -> list[StagedProblem]:
+    """Parse errors (including conflict markers), then unredacted secrets, of one file."""
+    try:
+        parse_memory(shown_path, raw, default_id(relpath), default_type(relpath))
+    except InvalidMemoryFile as exc:
+        return [StagedProblem(shown_path, exc.line, exc.problem)]
+    return [StagedProblem(shown_path, line, f"unredacted {kind}; remove it or replace it with "
+                          f"[REDACTED_{kind.upper()}] (memctl add redacts on its own)")
+            for line, kind in find_secrets(raw.decode("utf-8", errors="replace"), store)]
+
+
+def _redaction_on(store: Store) -> bool:
+    return store.section("redaction").get("enabled", True) is not False
+
+
+def find_secrets(text: str, store: Store) -> list[tuple[int, str]]:
+    """(line, kind) of what memctl's own write path would have redacted, one per line and kind."""
+    if not _redaction_on(store):
+        return []
+    try:
+        from memctl.core.redact import redact
+    except ImportError:
+        return []
+    settings = store.section("redaction")
+    options = {"disabled": settings.get("disabled") or (),
+               "extra_patterns": settings.get("patterns") or None}
+    whole = redact(text, **options)
+    if not whole.total:
+        return []
+    found: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for kind in redact(line, **options).counts:
+            found.append((number, kind))
+    if not found:  # a value spanning lines (a private key block): point at where it starts
+        first = _first_changed_line(text, whole.text)
+        found = [(first, kind) for kind in whole.counts]
+    return found
+
+
+def _first_changed_line(original: str, redacted: str) -> int:
+    for number, (before, after) in enumerate(zip(original.splitlines(), redacted.splitlines()),
+                                             start=1):
+        if before != after:
+            return number
+    return 1

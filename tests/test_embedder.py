@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import numpy as np
+
+from memctl.integrations.embedder import DIMENSION, get_embedder
+from memctl.integrations.query_embedder import get_query_embedder
+
+TEXTS = [
+    "how do we deploy",
+    "reconcile_manifest() throws TW-E4012",
+    "Maria prefers tabs over spaces in Go code, and wants gofmt to run on save. " * 40,  # past 512 tokens
+    "我们决定使用 Postgres",
+]
+
+
+def test_vectors_are_unit_length_and_384_wide():
+    vectors = get_embedder().embed(TEXTS)
+    assert vectors.shape == (len(TEXTS), DIMENSION)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_light_query_embedder_matches_fastembed():
+    fast = get_embedder()
+    light = get_query_embedder()
+    for text in TEXTS:
+        a = fast.embed_query(text)
+        b = light.embed_query(text)
+        assert float(a @ b) > 0.9999, text
+
+
+def test_related_texts_are_closer_than_unrelated():
+    a, b, c = get_embedder().embed(["ship the release to production", "deploy the new version", "lunch menu"])
+    assert a @ b > a @ c
