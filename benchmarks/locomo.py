@@ -24,8 +24,9 @@ from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
 
 # Bump when the way turns are written as memories changes: stores in --workdir are rebuilt.
-INGEST_FORMAT = 1
+INGEST_FORMAT = 2
 MARKER_NAME = "ingested.json"
+STATS_NAME = "write-stats.json"
 
 console = Console(stderr=True)
 
@@ -34,21 +35,25 @@ def _ingest_fingerprint(conv: Conversation) -> dict:
     return {"format": INGEST_FORMAT, "sample_id": conv.sample_id, "turns": len(conv.turns)}
 
 
-def _write_turns(store, conv: Conversation) -> None:
+def _write_turns(store, conv: Conversation) -> dict:
+    """Add every turn as `memctl add` would; a turn memctl refuses as low-value is added with force."""
     from memctl import service
+    from memctl.errors import LowValueContent
 
+    stats: Counter = Counter()
     for turn in conv.turns:
         extra = {"speaker": turn.speaker, "dia_id": turn.dia_id, "session": turn.session}
         if turn.occurred_at:
             extra["occurred_at"] = turn.occurred_at
-        service.add_memory(
-            store,
-            turn.memory_text(),
-            type="episodic",
-            extra=extra,
-            created=turn.occurred_at,
-            sync=False,
-        )
+        fields = dict(type="episodic", extra=extra, created=turn.occurred_at, sync=False)
+        try:
+            added = service.add_memory(store, turn.memory_text(), **fields)
+        except LowValueContent:
+            stats["low_value_forced"] += 1  # every turn may be evidence: keep it, and say so
+            added = service.add_memory(store, turn.memory_text(), force=True, **fields)
+        for kind, count in (getattr(added, "redacted", None) or {}).items():
+            stats[f"redacted_{kind}"] += count
+    return dict(stats)
 
 
 def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
@@ -68,19 +73,22 @@ def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
     if reused:
         store = open_store(store_dir)
         timing["add_s"] = 0.0
+        write_stats = json.loads((conv_dir / STATS_NAME).read_text(encoding="utf-8"))
     else:
         if conv_dir.exists():
             shutil.rmtree(conv_dir)  # a half-written or outdated store of our own
         conv_dir.mkdir(parents=True)
         start = time.perf_counter()
         store = service.init_store(store_dir)
-        _write_turns(store, conv)
+        write_stats = _write_turns(store, conv)
         timing["add_s"] = round(time.perf_counter() - start, 3)
     start = time.perf_counter()
     service.sync_index(store)
     timing["sync_s"] = round(time.perf_counter() - start, 3)
     if not reused:
+        (conv_dir / STATS_NAME).write_text(json.dumps(write_stats), encoding="utf-8")
         marker.write_text(json.dumps(fingerprint), encoding="utf-8")
+    timing["write_stats"] = write_stats
     return store, timing
 
 
@@ -157,6 +165,10 @@ def render(result: dict, ks: list[int]) -> None:
     lat = ", ".join(f"{m} p50 {timing['recall'][m]['p50_ms']} ms" for m in MODES if timing["recall"].get(m))
     out.print(f"ingest {timing['add_s']} s + sync {timing['sync_s']} s for {timing['turns']} turns; "
               f"recall {lat}; total {timing['total_s']} s")
+    stats = result["write_stats"]
+    redacted = {k.removeprefix("redacted_"): v for k, v in stats.items() if k.startswith("redacted_")}
+    out.print(f"turns memctl refused as low-value (added with force): {stats.get('low_value_forced', 0)}; "
+              f"redactions on write: {redacted or 'none'}")
     if result["unmapped_hits"]:
         out.print(f"[yellow]{result['unmapped_hits']} hits had no dia_id in their metadata (scored as misses)")
 
@@ -201,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     details: list | None = [] if args.details else None
     by_conversation = {}
     unmapped = 0
+    write_totals: Counter = Counter()
     try:
         for conv in selected:
             console.print(f"{conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions")
@@ -214,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             timing["sync_s"] += conv_timing["sync_s"]
             timing["turns"] += len(conv.turns)
             timing["per_conversation"][conv.sample_id] = conv_timing
+            write_totals.update(conv_timing["write_stats"])
             by_conversation[conv.sample_id] = aggregate(conv_rows)["overall"]
     finally:
         if temp is not None:
@@ -239,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         "cleaning": {kind: cleaning.get(kind, 0) for kind in CLEANING_KINDS},
         "cleaning_whole_file": {kind: cleaning_all.get(kind, 0) for kind in CLEANING_KINDS},
         "unmapped_hits": unmapped,
+        "write_stats": dict(write_totals),
         "timing": timing,
         "machine": {**machine_info(), **peak_rss_mb()},
         "command": "python -m benchmarks.locomo " + " ".join(sys.argv[1:] if argv is None else argv),

@@ -26,11 +26,34 @@ DEFAULTS: dict[str, Any] = {
         "vector_weight": 1.0,
         "bm25_weight": 1.0,
         "candidates": 50,
+        # Bounded additive bonus for fresh memories: a share (at most 0.5) of one retriever's
+        # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
         "recency_bonus": 0.0,
+        "recency_half_life_days": 30,
         "importance_bonus": 0.0,
         "mmr_lambda": 1.0,
     },
     "llm": {"model": None, "timeout": 30, "max_tokens": 1024},
+    # Write path: kinds listed in `disabled` are not redacted; `patterns` maps NAME -> regex.
+    "redaction": {"enabled": True, "disabled": [], "patterns": {}},
+    "write": {
+        "min_chars": 12,  # low-value filter: content characters, a CJK character counts 3
+        "dedup_threshold": 0.95,  # cosine at or above which an add merges into the existing memory
+        "subject_candidates": 5,  # nearest memories checked for the same subject, another value
+        "subject_similarity": 0.4,  # least cosine for a precise subject (profile field, facet)
+        "loose_subject_similarity": 0.6,  # least cosine for a subject guessed from a head word
+    },
+    # memctl extract: how much of a conversation, and how many stored memories, the LLM sees.
+    "extract": {"max_conversation_chars": 24000, "context_memories": 15},
+    "hooks": {  # coding-agent hooks (memctl hook claude-code ...); budgets in tokens
+        "session_start_budget": 1500,
+        "prompt_budget": 400,
+        "prompt_k": 3,
+        "prompt_min_chars": 12,
+        "prompt_min_similarity": 0.3,
+        "background": True,  # PreCompact/SessionEnd ingest transcripts in a detached process
+        "compact_on_end": True,  # SessionEnd also runs `memctl compact`
+    },
     "decay": {
         "weights": {"age": 0.4, "importance": 0.35, "hotness": 0.25},
         "horizon_days": 90,
@@ -65,6 +88,7 @@ DEFAULTS: dict[str, Any] = {
         "max_memories": 10,
         "max_facts": 20,
         "min_confidence": 0.6,
+        "min_similarity": 0.2,  # semantic hits found only by meaning need this cosine to the query
         "recent_turns": 6,
         # Share of the budget each section may use before it must shrink first.
         "split": {"task": 0.2, "session": 0.35, "memories": 0.3, "facts": 0.15},

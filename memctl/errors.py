@@ -48,3 +48,14 @@ class InvalidMemoryFile(MemctlError):
 
     def to_dict(self) -> dict:
         return {"path": self.path, "line": self.line, "problem": self.problem}
+
+
+class LowValueContent(MemctlError):
+    """Text not worth remembering (small talk, a scrap, a bare stack trace). Exit code 3."""
+
+    exit_code = 3
+    kind = "low_value"
+
+    def __init__(self, reason: str):
+        super().__init__(f"Refused: {reason}")
+        self.reason = reason

@@ -50,7 +50,7 @@ def test_add_list_show_recall_forget(project):
 
     hits = json.loads(invoke("recall", "how do we ship", "--json").stdout)
     assert hits[0]["id"] == info["id"]
-    assert set(hits[0]) == {"id", "path", "title", "type", "tags", "score", "body"}
+    assert set(hits[0]) == {"id", "path", "title", "type", "tags", "score", "body", "snippet"}
 
     context = invoke("recall", "how do we ship", "--format", "context").stdout
     assert context.startswith("## Memories relevant to: how do we ship")
@@ -74,7 +74,7 @@ def test_private_memory_goes_under_private(project):
 
 
 def test_index_json_counts_and_problems(project):
-    invoke("add", "Alpha fact")
+    invoke("add", "Alpha is the codename of the billing rewrite")
     bad = project / ".memory" / "semantic" / "bad.md"
     bad.write_text("---\ntitle: ok\n<<<<<<< HEAD\n---\nx\n")
     report = json.loads(invoke("index", "--json").stdout)

@@ -1,12 +1,11 @@
 """Forget means gone: after a purge no file of the LanceDB table holds the forgotten text."""
 
+import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
 
 from memctl.store.purge import fst_keys, index_terms, purge_rows, raw_texts
-
-import lancedb  # noqa: E402  (a hard dependency: never skip)
 
 MARKER = "zebraquokka"  # one token that the full-text tokenizer keeps as it is
 DIM = 384

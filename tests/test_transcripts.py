@@ -92,6 +92,13 @@ def test_json_array_of_messages():
     assert read_conversation(text) == [Turn("user", "Hello"), Turn("assistant", "Hi there")]
 
 
+def test_json_array_error_names_the_line_of_the_bad_item():
+    text = '[\n  {"role": "user", "content": "a"},\n  {"text": "no role"}\n]'
+    with pytest.raises(InvalidMemoryFile) as error:
+        read_conversation(text, source="chat.json")
+    assert (error.value.path, error.value.line) == ("chat.json", 3)
+
+
 def test_plain_text_with_chinese_role_prefixes():
     turns = read_conversation_file(FIXTURES / "chinese.txt")
     assert turns[0] == Turn("user", "你好，我叫李娜，我是前端工程师，负责公司的数据看板项目。")

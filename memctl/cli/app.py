@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from memctl.cli.commands import add, browse, forget, index, init, recall
+from memctl.cli.commands import add, browse, compact, context, forget, index, init, recall, session, task
+from memctl.cli.commands import exchange, hook, hooks, mcp, watch
+from memctl.cli.commands import decay, stats
+from memctl.cli.commands import extract
 from memctl.cli.state import GlobalOptions
 
 app = typer.Typer(
@@ -20,7 +23,10 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-COMMAND_MODULES = [init, add, recall, browse, index, forget]
+COMMAND_MODULES = [init, add, recall, browse, index, forget, session, task, compact, context]
+COMMAND_MODULES += [hooks, hook, watch, mcp, exchange]  # coding-agent integration
+COMMAND_MODULES += [decay, stats]  # forgetting as a feature (forget itself is above)
+COMMAND_MODULES += [extract]  # conversations -> durable memories
 for module in COMMAND_MODULES:
     module.register(app)
 

@@ -6,9 +6,10 @@ many fit and how they read.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
+
+from memctl.core.tokens import estimate_tokens
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _SLASH_COMMAND = re.compile(r"^/[\w:-]+(\s|$)")
@@ -18,12 +19,6 @@ _ACKNOWLEDGEMENT = re.compile(
     r"好的?|谢谢|嗯|行|可以|继续|收到)[\s.!。！]*$",
     re.IGNORECASE,
 )
-
-
-def approx_tokens(text: str) -> int:
-    """A tokenizer-free estimate: one token per CJK character, one per 4 other characters."""
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 def is_trivial_prompt(prompt: str, min_chars: int = 12) -> bool:
@@ -75,11 +70,11 @@ def fit_block(heading: str, items: list[BlockItem], budget_tokens: int,
     than a heading without content.
     """
     lines = [heading, ""]
-    used = approx_tokens(heading) + approx_tokens(footer) + 2
+    used = estimate_tokens(heading) + estimate_tokens(footer) + 2
     shown: list[str] = []
     for item in items:
         line = memory_line(item)
-        cost = approx_tokens(line) + 1
+        cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
             continue  # a later, shorter memory may still fit
         lines.append(line)

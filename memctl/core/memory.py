@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from memctl.core.history import current_text
+
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "preference", "profile", "knowledge")
 SOURCES = (
     "explicit_user_input",
@@ -75,10 +77,14 @@ class Memory:
         return self.title or first_line(self.body) or self.id
 
     def embed_text(self) -> str:
-        """The text that represents this memory in the index: title, tags and body."""
+        """The text that represents this memory in the index: title, tags and body.
+
+        The body's `## History` section (values a newer one replaced) is left out: it is kept
+        for the record, and recall should find what is true now.
+        """
         parts = []
         title = self.title.strip()
-        body = self.body.strip()
+        body = current_text(self.body).strip()
         if title and not body.startswith(title):
             parts.append(title)
         if self.tags:

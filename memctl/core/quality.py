@@ -11,7 +11,10 @@ CJK_WEIGHT = 3
 # Text around a trace must say something (roughly one short sentence) to keep the trace.
 MIN_STATEMENT_WEIGHT = 30
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002a6df]")
+# Kana, CJK ideographs (with extensions A and B), compatibility ideographs, Hangul.
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002a6df]"
+)
 
 _SMALL_TALK = sorted(
     {
@@ -70,7 +73,8 @@ _TRACE_LINE = re.compile(
     re.VERBOSE,
 )
 _FRAME_LINE = re.compile(
-    r'^\s*(?:File "[^"]+", line \d+|at\s|\.\.\. \d+ more|goroutine \d+|/\S+\.go:\d+|\d+: +[\w<>$]+::)'
+    r'^\s*(?:File "[^"]+", line \d+|at\s|\.\.\. \d+ more|goroutine \d+|/\S+\.go:\d+'
+    r"|\d+: +[\w<>$]+::)"
 )
 _GO_LOCATION = re.compile(r"^\s+/\S+\.go:\d+")
 _LOG_LINE = re.compile(
@@ -93,7 +97,7 @@ def content_weight(text: str) -> int:
 
 
 def low_value_reason(text: str, min_chars: int = 12) -> str | None:
-    """Why `text` is not worth remembering, as a sentence for the user; None if it should be kept."""
+    """Why `text` is not worth remembering, as a sentence for the user; None to keep it."""
     stripped = (text or "").strip()
     if not stripped:
         return "the text is empty"
@@ -152,8 +156,9 @@ def _consume(rest: str, words_mode: bool) -> bool:
 
 
 def _dump_kind(text: str) -> str | None:
-    """'stack trace', 'log dump' or 'error dump' if the text is one and the rest says almost nothing."""
-    lines = [line for line in text.splitlines() if line.strip() and not line.strip().startswith("```")]
+    """'stack trace', 'log dump' or 'error dump' if the text is one and says almost nothing else."""
+    lines = [line for line in text.splitlines()
+             if line.strip() and not line.strip().startswith("```")]
     trace = frames = logs = 0
     statement: list[str] = []
     detail_expected = False  # Python prints the source line under a frame; Rust the panic message

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
@@ -53,13 +52,6 @@ def reciprocal_rank_fusion(
         for rank, item in enumerate(ranking, start=1):
             fused[item] = fused.get(item, 0.0) + weight / (k + rank)
     return fused
-
-
-def bounded_recency_bonus(age_days: float, max_bonus: float, half_life_days: float = 30.0) -> float:
-    """An additive bonus in [0, max_bonus]: fresh memories get a little, old ones lose nothing."""
-    if max_bonus <= 0 or age_days is None:
-        return 0.0
-    return max_bonus * math.pow(0.5, max(age_days, 0.0) / max(half_life_days, 1e-9))
 
 
 def mmr_order(

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memctl.core.redact_rules import DETECTORS, Detector, placeholder
+from memctl.core.redact_assignments import ASSIGNMENT_DETECTORS
+from memctl.core.redact_rules import PERSONAL_DETECTORS, SHAPE_DETECTORS, Detector, placeholder
 from memctl.errors import UsageError
 
 KINDS: tuple[str, ...] = (
@@ -31,6 +32,9 @@ KINDS: tuple[str, ...] = (
     "private_key",
     "secret_assignment",
 )
+
+# Order matters: vendor token shapes, then named secrets, then personal data.
+DETECTORS: tuple[Detector, ...] = (*SHAPE_DETECTORS, *ASSIGNMENT_DETECTORS, *PERSONAL_DETECTORS)
 
 _EXTRA_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
@@ -53,9 +57,10 @@ def redact(
     disabled: Iterable[str] = (),
     extra_patterns: Mapping[str, str] | None = None,
 ) -> Redaction:
-    """Redact every enabled kind; `extra_patterns` maps a name to a regex (config `redaction.patterns`).
+    """Redact every enabled kind and count what was replaced.
 
-    An extra pattern with a named group `value` replaces only that group.
+    `extra_patterns` (config `redaction.patterns`) maps a name to a regex; a named group
+    `value` in it limits the replacement to that group.
     """
     extras = _compile_extras(extra_patterns or {})
     off = _check_disabled(disabled, extra_names=[d.kind for d in extras])
@@ -93,7 +98,7 @@ def _apply(text: str, claimed: list[tuple[int, int, str]]) -> Redaction:
         cursor = end
     pieces.append(text[cursor:])
     order = {kind: i for i, kind in enumerate(KINDS)}
-    ordered = dict(sorted(counts.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+    ordered = dict(sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
     return Redaction(text="".join(pieces), counts=ordered)
 
 

@@ -27,7 +27,7 @@ def placeholder(kind: str) -> str:
     return f"[REDACTED_{kind.upper()}]"
 
 
-def _rule(pattern: str, accept: Callable[[re.Match], bool] | None = None, group: int | str = 0,
+def rule(pattern: str, accept: Callable[[re.Match], bool] | None = None, group: int | str = 0,
           flags: int = 0) -> Callable[[str], Iterator[Span]]:
     compiled = re.compile(pattern, flags | re.ASCII)
 
@@ -41,7 +41,7 @@ def _rule(pattern: str, accept: Callable[[re.Match], bool] | None = None, group:
     return find
 
 
-def _has_letter_and_digit(value: str) -> bool:
+def has_letter_and_digit(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
@@ -50,6 +50,11 @@ def _digits(value: str) -> str:
 
 
 # --- secrets with a recognisable shape -------------------------------------------------------
+
+def token_ok(match: re.Match) -> bool:
+    """The `value` group mixes letters and digits, as generated credentials do."""
+    return has_letter_and_digit(match.group("value"))
+
 
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
@@ -66,6 +71,8 @@ def _find_private_keys(text: str) -> Iterator[Span]:
             yield begin.start(), ends[i]
         else:
             yield begin.start(), _PEM_BODY.match(text, begin.end()).end()
+
+
 _JWT = r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}(?![\w-])"
 _AWS_KEY = r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
 _AWS_SECRET = (
@@ -74,7 +81,9 @@ _AWS_SECRET = (
 )
 _GITHUB = r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{30,255})(?![\w-])"
 _SLACK = r"(?<![\w-])(?:xox[abprs]-[A-Za-z0-9]+(?:-[A-Za-z0-9]+){1,5}|xapp-[0-9]-[A-Za-z0-9-]{20,})"
-_SLACK_WEBHOOK = r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<value>[A-Za-z0-9/_-]{20,})"
+_SLACK_WEBHOOK = (
+    r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<value>[A-Za-z0-9/_-]{20,})"
+)
 _API_KEYS = (
     r"(?<![\w-])(?:"
     r"sk-(?:proj-|ant-(?:api[0-9]{2}-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"
@@ -100,141 +109,7 @@ def _api_key_ok(match: re.Match) -> bool:
     """The random part mixes letters and digits; `sk-loading-spinner-animation` does not."""
     value = match.group(0)
     prefix = _API_KEY_PREFIX.match(value)
-    return _has_letter_and_digit(value[prefix.end() if prefix else 0:])
-
-
-# --- `password=...` style assignments --------------------------------------------------------
-
-_SECRET_NAME = (
-    r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey"
-    r"|(?:access|secret|private|auth|signing|encryption|master)[_-]?key|credentials?)"
-)
-# Any `name=` / `name:` is a candidate; the name is then checked to end in a secret word
-# (cheaper than asking the regex to find the word inside every identifier).
-_KEY = (
-    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]+)"
-    r"[\"']?[ \t]*(?::(?![:=])|=(?![=>~])|=>)[ \t]*"
-)
-_SECRET_KEY_END = re.compile(_SECRET_NAME + r"$", re.IGNORECASE)
-_ASSIGN_QUOTED = _KEY + r"(?P<q>[\"'`])(?P<value>[^\r\n]{1,256}?)(?P=q)"
-_ASSIGN_BARE = _KEY + r"(?P<value>[^\s\"'`,;&]{1,256})"
-_FLAG_SPACED = (
-    r"(?<![\w-])(?P<key>--(?:password|passwd|token|api-key|apikey|secret|client-secret"
-    r"|access-token|auth-token))[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{2,255})(?P=q)(?!\S)"
-)
-_PROSE_ASSIGN = (
-    r"(?i)(?<![A-Za-z0-9_])(?P<key>password|passwd|passphrase|pwd|secret|token|api[ _-]?key"
-    r"|密码|口令|密钥|令牌)"
-    r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*(?:是|为|：|:)[ \t]*)"
-    r"(?P<value>[^\s\"'`,;\u0080-\U0010ffff]{3,256})"  # ASCII only: stops before Chinese text
-)
-_URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:(?P<value>[^\s@/]{1,128})@"
-_AUTH_HEADER = (
-    r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|digest)"
-    r"[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{8,})"
-)
-_BEARER = r"(?i)\bbearer[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
-
-_PLACEHOLDER_WORDS = {
-    "none", "null", "nil", "true", "false", "undefined", "required", "optional", "redacted",
-    "hidden", "secret", "password", "token", "changeme", "example", "string", "str", "dummy",
-    "test", "fake", "sample", "anything", "placeholder", "todo", "tbd",
-}
-_REFERENCE_START = ("$", "%", "{{", "{", "<", "!", "#{", "[REDACTED_", "@")
-_DOTTED_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:[/\[:].*)?")  # os.environ/KEY
-_TEMPLATE_INSIDE = ("$(", "${", "{{", "%(", "%s", "<%")
-_WORDLIKE = re.compile(r"[A-Za-z]+(?:[-_][A-Za-z]+)*")
-_PATHLIKE = ("/", "~/", "./", "../")
-_HEX_COLOR = re.compile(r"#(?:[0-9A-Fa-f]{3,4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})")
-_PASSWORD_KEY = re.compile(r"(?i)pass(?:word|wd|phrase)|pwd|secret$")
-
-
-def _placeholder_value(value: str) -> bool:
-    """True for values that stand in for a secret instead of being one (`<your-key>`, `${X}`)."""
-    low = value.lower()
-    if low in _PLACEHOLDER_WORDS or value.startswith(_REFERENCE_START):
-        return True
-    if any(marker in value for marker in _TEMPLATE_INSIDE):
-        return True
-    if len(set(value)) == 1 or set(value) <= set("*x.-_X"):
-        return True
-    return low.startswith(("your", "my-", "my_")) and not any(c.isdigit() for c in value)
-
-
-def _bare_value_ok(key: str, value: str) -> bool:
-    """An unquoted value: skip code references, type names, paths and plain words."""
-    if _placeholder_value(value) or value.startswith(_PATHLIKE):
-        return False
-    if any(c in value for c in "()[]{}") or _DOTTED_REFERENCE.fullmatch(value):
-        return False
-    if value.isdigit() and len(value) <= 5:
-        return False
-    shell_style = key.startswith("-") or (key.upper() == key and any(c.isalpha() for c in key))
-    return shell_style or not _WORDLIKE.fullmatch(value)
-
-
-def _secret_assignments(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
-    """Assignments whose name ends in a secret word; after any other name, scan on from its end
-    so that `https://host/?api_key=...` is still seen."""
-    pos = 0
-    while (match := pattern.search(text, pos)) is not None:
-        if _SECRET_KEY_END.search(match.group("key")):
-            yield match
-            pos = match.end()
-        else:
-            pos = match.end("key")
-
-
-def _quoted_value_ok(key: str, value: str) -> bool:
-    """A quoted literal is a hard-coded secret, except names: `"nextToken": "next_token"`.
-
-    Passwords may be plain words; tokens and keys carry digits, so a word after one is a name.
-    """
-    if not value or _placeholder_value(value) or _HEX_COLOR.fullmatch(value):
-        return False
-    return bool(_PASSWORD_KEY.search(key)) or not _WORDLIKE.fullmatch(value)
-
-
-def _find_quoted_assignments(text: str) -> Iterator[Span]:
-    for match in _secret_assignments(_QUOTED, text):
-        if _quoted_value_ok(match.group("key"), match.group("value").strip()):
-            yield match.span("value")
-
-
-def _find_bare_assignments(text: str) -> Iterator[Span]:
-    for match in _secret_assignments(_BARE, text):
-        value = match.group("value").rstrip(".,:)")
-        if value and _bare_value_ok(match.group("key"), value):
-            start = match.start("value")
-            yield start, start + len(value)
-
-
-def _find_prose_assignments(text: str) -> Iterator[Span]:
-    """`my password is hunter2`, `密码是abc123`: the same value checks as an unquoted assignment."""
-    for match in _PROSE.finditer(text):
-        value = match.group("value").rstrip(".,:;!?)")
-        if value and _bare_value_ok(match.group("key").lower(), value):
-            start = match.start("value")
-            yield start, start + len(value)
-
-
-def _reference_free(match: re.Match) -> bool:
-    return not _placeholder_value(match.group("value"))
-
-
-def _header_value_ok(match: re.Match) -> bool:
-    """`Bearer sk-litellm-key` in docs is a name; real credentials carry digits or length."""
-    value = match.group("value")
-    return not _placeholder_value(value) and (any(c.isdigit() for c in value) or len(value) >= 24)
-
-
-def _token_ok(match: re.Match) -> bool:
-    return _has_letter_and_digit(match.group("value"))
-
-
-_QUOTED = re.compile(_ASSIGN_QUOTED, re.ASCII | re.IGNORECASE)
-_BARE = re.compile(_ASSIGN_BARE, re.ASCII | re.IGNORECASE)
-_PROSE = re.compile(_PROSE_ASSIGN, re.ASCII)
+    return has_letter_and_digit(value[prefix.end() if prefix else 0:])
 
 
 # --- personal data ---------------------------------------------------------------------------
@@ -252,6 +127,7 @@ _FILE_SUFFIXES = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "jso
 
 def _email_ok(match: re.Match) -> bool:
     return match.group(0).rsplit(".", 1)[-1].lower() not in _FILE_SUFFIXES
+
 
 _CN_ID = (
     r"(?<![A-Za-z0-9])[1-9][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
@@ -326,7 +202,7 @@ _SSN_CONTEXT = (
 
 _PHONE_CN = (
     r"(?<![A-Za-z0-9_+.#/$-])(?:(?:\+|00)86[ -]?)?1[3-9][0-9](?:[0-9]{8}|[ -][0-9]{4}[ -][0-9]{4})"
-    r"(?![A-Za-z0-9_]|[.-][0-9]| ?(?:bytes?|B|KB|ms|ns)\b)"
+    r"(?![A-Za-z0-9_]|[-/][0-9]|\.\S| ?(?:bytes?|B|KB|ms|ns)\b)"
 )
 _ORDER_BEFORE = re.compile(
     r"(?i)(?:订单号?|单号|编号|流水号|order|invoice|tracking)"
@@ -352,7 +228,9 @@ _PHONE_CONTEXT = (
     r"(?:[ \t]*(?:number|no\.?|#))?[ \t]*(?:is|:|=|是|为|：)?[ \t]*"
     r"(?P<value>\+?\(?[0-9][0-9 ().-]{5,20}[0-9])(?![0-9])"
 )
-_DATE_LIKE = re.compile(r"[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{4}")
+_DATE_LIKE = re.compile(
+    r"[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{4}"
+)
 
 
 def _intl_phone_ok(match: re.Match) -> bool:
@@ -371,7 +249,8 @@ def _context_phone_ok(match: re.Match) -> bool:
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _IPV4 = r"(?<![\w.])" + r"(?:" + _OCTET + r"\.){3}" + _OCTET + r"(?![\w]|\.[0-9]|-[A-Za-z])"
 _VERSION_WORD = re.compile(
-    r"(?i)(?:version|release|build|revision|firmware)s?|\b(?:ver|rev|fw|sdk|v)\b"
+    r"(?i)(?:version|release|build|revision|firmware|section|chapter|clause)s?|§"
+    r"|\b(?:ver|rev|fw|sdk|v|rfc)\b"
 )
 _VERSION_OPERATOR = re.compile(r"(?:[=<>~!]=|\^|~>?)[ \t\"']*$")
 _VERSION_FILLER = {"to", "from", "was", "is", "bumped", "updated", "upgraded", "changed", "and",
@@ -379,7 +258,7 @@ _VERSION_FILLER = {"to", "from", "was", "is", "bumped", "updated", "upgraded", "
 
 
 def _version_context(before: str) -> bool:
-    """`version 1.0.0.0 was bumped to 1.0.1.0`: only version numbers and filler since the keyword."""
+    """`version 1.0.0.0 was bumped to 1.0.1.0`: only versions and filler since the keyword."""
     if _VERSION_OPERATOR.search(before):
         return True
     words = list(_VERSION_WORD.finditer(before))
@@ -394,7 +273,7 @@ _PUBLIC_RESOLVERS = {"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149
 
 
 def _ipv4_ok(match: re.Match) -> bool:
-    """Skip addresses that identify no one (loopback, 0.0.0.0, netmasks, public DNS) and versions."""
+    """Skip versions and addresses that identify no one: loopback, 0.0.0.0, netmasks, public DNS."""
     value = match.group(0)
     address = ipaddress.IPv4Address(value)
     if address.is_loopback or address.is_unspecified or value in _PUBLIC_RESOLVERS:
@@ -425,34 +304,32 @@ def _ipv6_ok(match: re.Match) -> bool:
         return False  # `1::2` is a slice step, not an address
     start, text = match.start(), match.string
     # `items[1::2]` is a slice, not an address in brackets like `http://[2001:db8::1]/`.
-    return not (start >= 2 and text[start - 1] == "[" and (text[start - 2].isalnum() or text[start - 2] in "_)]"))
+    if start >= 2 and text[start - 1] == "[":
+        return not (text[start - 2].isalnum() or text[start - 2] in "_)]")
+    return True
 
 
-DETECTORS: tuple[Detector, ...] = (
+# Most specific first: a span claimed by an earlier detector is not looked at again.
+SHAPE_DETECTORS: tuple[Detector, ...] = (
     Detector("private_key", _find_private_keys),
-    Detector("jwt", _rule(_JWT)),
-    Detector("aws_key", _rule(_AWS_KEY)),
-    Detector("aws_key", _rule(_AWS_SECRET, _token_ok, group="value")),
-    Detector("github_token", _rule(_GITHUB)),
-    Detector("slack_token", _rule(_SLACK)),
-    Detector("slack_token", _rule(_SLACK_WEBHOOK, group="value")),
-    Detector("api_key", _rule(_API_KEYS, _api_key_ok)),
-    Detector("secret_assignment", _rule(_URL_CREDENTIALS, _reference_free, group="value")),
-    Detector("secret_assignment", _rule(_AUTH_HEADER, _header_value_ok, group="value")),
-    Detector("secret_assignment", _rule(_BEARER, _token_ok, group="value")),
-    Detector("secret_assignment", _rule(_FLAG_SPACED, _reference_free, group="value")),
-    Detector("secret_assignment", _find_quoted_assignments),
-    Detector("secret_assignment", _find_bare_assignments),
-    Detector("secret_assignment", _find_prose_assignments),
-    Detector("email", _rule(_EMAIL, _email_ok)),
-    Detector("cn_id", _rule(_CN_ID, _cn_id_ok)),
-    Detector("credit_card", _rule(_CARD, _card_ok)),
-    Detector("ssn", _rule(_SSN)),
-    Detector("ssn", _rule(_SSN_CONTEXT, group="value")),
-    Detector("ipv6", _rule(_IPV6, _ipv6_ok)),
-    Detector("ipv4", _rule(_IPV4, _ipv4_ok)),
-    Detector("phone", _rule(_PHONE_CN, _cn_mobile_ok)),
-    Detector("phone", _rule(_PHONE_INTL, _intl_phone_ok)),
-    Detector("phone", _rule(_PHONE_US)),
-    Detector("phone", _rule(_PHONE_CONTEXT, _context_phone_ok, group="value")),
+    Detector("jwt", rule(_JWT)),
+    Detector("aws_key", rule(_AWS_KEY)),
+    Detector("aws_key", rule(_AWS_SECRET, token_ok, group="value")),
+    Detector("github_token", rule(_GITHUB)),
+    Detector("slack_token", rule(_SLACK)),
+    Detector("slack_token", rule(_SLACK_WEBHOOK, group="value")),
+    Detector("api_key", rule(_API_KEYS, _api_key_ok)),
+)
+PERSONAL_DETECTORS: tuple[Detector, ...] = (
+    Detector("email", rule(_EMAIL, _email_ok)),
+    Detector("cn_id", rule(_CN_ID, _cn_id_ok)),
+    Detector("credit_card", rule(_CARD, _card_ok)),
+    Detector("ssn", rule(_SSN)),
+    Detector("ssn", rule(_SSN_CONTEXT, group="value")),
+    Detector("ipv6", rule(_IPV6, _ipv6_ok)),
+    Detector("ipv4", rule(_IPV4, _ipv4_ok)),
+    Detector("phone", rule(_PHONE_CN, _cn_mobile_ok)),
+    Detector("phone", rule(_PHONE_INTL, _intl_phone_ok)),
+    Detector("phone", rule(_PHONE_US)),
+    Detector("phone", rule(_PHONE_CONTEXT, _context_phone_ok, group="value")),
 )

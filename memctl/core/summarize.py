@@ -110,7 +110,10 @@ def summarize(
 
 
 def key_topics(text: str, n: int = 5) -> list[str]:
-    """The most frequent content words and names; capitalized terms count double."""
+    """The most frequent content words, names and Chinese bigrams mentioned at least twice.
+
+    A capitalized term (a name, an acronym) counts double, so a name said once qualifies.
+    """
     text = strip_code_blocks(text)
     counts: Counter[str] = Counter()
     surface: dict[str, Counter[str]] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ class LLMUnavailable(MemctlError):
 
 class LLMBadOutput(MemctlError):
     kind = "llm_bad_output"
+    reply: LLMReply | None = None
 
 
 @dataclass
@@ -127,26 +129,36 @@ def complete_json(
     messages: list[dict[str, str]],
     *,
     mock_response: str | list[str] | None = None,
+    validate: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, LLMReply]:
     """Ask for JSON; on a malformed reply ask once more, then raise LLMBadOutput.
 
-    `mock_response` may be a list: one mocked reply per attempt.
+    `validate` checks the shape and returns the cleaned value; its ValueError counts as
+    malformed too. `mock_response` may be a list: one mocked reply per attempt.
     """
     mocks = mock_response if isinstance(mock_response, list) else [mock_response, mock_response]
     reply = complete_text(settings, messages, mock_response=mocks[0])
     try:
-        return parse_json_reply(reply.text), reply
-    except ValueError:
-        pass
+        return _checked(reply.text, validate), reply
+    except ValueError as exc:
+        problem = str(exc)
     retry = messages + [
         {"role": "assistant", "content": reply.text},
-        {"role": "user", "content": "That was not valid JSON. Reply again with only the JSON, nothing else."},
+        {"role": "user", "content": f"That reply was not usable: {problem}. "
+                                    "Reply again with only the JSON, nothing else."},
     ]
     second = complete_text(settings, retry, mock_response=mocks[1] if len(mocks) > 1 else None)
     total = reply.add(second)
     try:
-        return parse_json_reply(second.text), total
-    except ValueError:
-        raise LLMBadOutput(
-            f"The LLM '{settings['model']}' returned malformed JSON twice; nothing was written."
-        ) from None
+        return _checked(second.text, validate), total
+    except ValueError as exc:
+        error = LLMBadOutput(
+            f"The LLM '{settings['model']}' returned malformed JSON twice ({exc}); nothing was written."
+        )
+        error.reply = total  # what the failed attempts cost
+        raise error from None
+
+
+def _checked(text: str, validate: Callable[[Any], Any] | None) -> Any:
+    data = parse_json_reply(text)
+    return validate(data) if validate is not None else data

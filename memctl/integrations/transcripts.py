@@ -141,7 +141,10 @@ def _message_id(entry: Any) -> str | None:
 def _read_json_array(text: str, source: str) -> list[Turn]:
     turns: list[Turn] = []
     for index, entry in enumerate(json.loads(text)):
-        turn = _entry_to_turn(entry, source, _line_of_item(text, index))
+        try:
+            turn = _entry_to_turn(entry, source, 0)
+        except InvalidMemoryFile as error:
+            raise InvalidMemoryFile(source, _line_of_item(text, index), error.problem) from None
         if turn is not None:
             turns.append(turn)
     return turns

@@ -104,14 +104,36 @@ def session_start_context(store: Store, payload: HookPayload) -> str:
     return markdown
 
 
-def _context_block(store: Store, budget: int, session_id: str) -> tuple[str, tuple[str, ...]]:
+def _context_block(store: Store, budget: int, session_id: str,
+                   query: str | None = None) -> tuple[str, tuple[str, ...]]:
     try:
         from memctl.service.context import build_context
     except ImportError:
-        return standing_memories_block(store, budget)
-    result = build_context(store, query=None, budget=budget, session_id=session_id or None)
-    shown = tuple(getattr(result, "ids", None) or getattr(result, "shown", None) or ())
+        return _fallback_context(store, budget, query)
+    result = build_context(store, query=query, budget=budget, session_id=session_id or None)
+    shown = tuple(item["id"] for item in [*result.memories, *result.facts]
+                  if item.get("shown") != "left out")
+    if not (shown or result.task or result.session):
+        return "", ()  # "nothing to recall yet" is not worth a place in the agent's context
     return result.markdown, shown
+
+
+def agent_context(store: Store, query: str | None = None, budget: int = 2000,
+                  session_id: str = "") -> str:
+    """The `memctl context` block (service.context when present) for hooks and MCP clients."""
+    return _context_block(store, budget, session_id, query)[0]
+
+
+def _fallback_context(store: Store, budget: int, query: str | None) -> tuple[str, tuple[str, ...]]:
+    """Until service.context exists: memories for `query` if given, else the standing ones."""
+    if not query or not query.strip():
+        return standing_memories_block(store, budget)
+    from memctl.service.recall import recall
+
+    hits = recall(store, query, k=int(store.section("recall").get("k", 5)))
+    items = [BlockItem(h.id, h.title, h.type, h.body) for h in hits]
+    block = fit_block(f"## memctl: memories for {' '.join(query.split())[:80]}", items, budget)
+    return block.markdown, block.shown
 
 
 def standing_memories_block(store: Store, budget: int) -> tuple[str, tuple[str, ...]]:
@@ -249,3 +271,34 @@ def claude_code_handlers(store: Store, spawn: Callable[[list[str], Path], None] 
         "PreCompact": pre_compact,
         "SessionEnd": session_end,
     }
+
+
+def run_claude_code_hook(event: str, stdin_text: str, *, explicit_store: str | None,
+                         env: Mapping[str, str], cwd: Path, plain: bool = False,
+                         background: bool = True) -> str:
+    """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises."""
+    from memctl.integrations.claude_code import normalize_payload, render_additional_context, spec_for
+    from memctl.integrations.hook_runner import log_hook_error, run_hook, spawn_detached
+
+    store = None
+    try:
+        spec = spec_for(event)
+        try:
+            payload_cwd = normalize_payload(stdin_text, spec.event).cwd
+        except MemctlError:
+            payload_cwd = ""  # run_hook reports the bad input, once a store gives it a log
+        store = find_hook_store(payload_cwd, explicit_store, env, cwd)
+        if store is None:
+            return ""
+        log = log_path(store)
+        spawn = (lambda argv, where: spawn_detached(argv, where, log)) if background else None
+        budget = float((hook_settings(store).get("budgets") or {}).get(spec.slug, spec.budget_s))
+        return run_hook(
+            spec.event, stdin_text, claude_code_handlers(store, spawn),
+            time_budget_s=min(budget, spec.timeout - 1), log_path=log,
+            render=lambda name, text: render_additional_context(name, text, plain=plain),
+        )
+    except Exception as exc:  # noqa: BLE001 - an unknown event or a broken config: still exit 0
+        if store is not None:
+            log_hook_error(log_path(store), event, "", f"hook not run: {exc}")
+        return ""

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+
 from memctl.config import Store
+from memctl.core.chunking import split_chunks
 from memctl.core.memory import Memory
 from memctl.core.sync import IndexedFile, SyncReport, embed_hash, file_hash, plan_sync
 from memctl.errors import InvalidMemoryFile
-from memctl.store.files import file_lock, is_archived, read_memory, scan_files
-from memctl.store.index import Manifest, MemoryIndex
+from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
+from memctl.store.index import ARCHIVE_MANIFEST, ARCHIVE_TABLE, MANIFEST, TABLE, Manifest, MemoryIndex
 
 Progress = Callable[[int, int], None]
 
@@ -17,18 +20,39 @@ DIMENSION = 384
 
 
 def index_text(memory: Memory) -> str:
-    """What of a memory is embedded and searched: title, tags, body."""
-    return memory.embed_text()
+    """What of a memory is embedded and searched (its first chunk's text for a long body)."""
+    return index_texts(memory)[0]
 
 
-def open_index(store: Store) -> MemoryIndex:
-    return MemoryIndex(store.index_dir, DIMENSION)
+def index_texts(memory: Memory) -> list[str]:
+    """One text per index row: title, tags, body; a long body gives one per chunk, each led by
+    the title and tags so every chunk is found by them."""
+    chunks = split_chunks(memory.body.strip())
+    if len(chunks) == 1:
+        return [memory.embed_text()]
+    return [dataclasses.replace(memory, body=chunk).embed_text() for chunk in chunks]
 
 
-def _row(memory: Memory, relpath: str, text: str, ehash: str) -> dict:
+def open_index(store: Store, archive: bool = False) -> MemoryIndex:
+    """The main index (memories outside archive/), or with `archive` the one over archive/."""
+    return MemoryIndex(store.index_dir, DIMENSION, ARCHIVE_TABLE if archive else TABLE)
+
+
+def manifest_name(archive: bool = False) -> str:
+    return ARCHIVE_MANIFEST if archive else MANIFEST
+
+
+def indexed_files(store: Store, archive: bool = False) -> dict[str, FileStat]:
+    """The files an index covers: archive/ only, or everything but archive/."""
+    if not archive:
+        return scan_files(store.root, include_archived=False)
+    return {p: s for p, s in scan_files(store.root, include_archived=True).items() if is_archived(p)}
+
+
+def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) -> dict:
     return {
         "id": memory.id,
-        "chunk": 0,
+        "chunk": chunk,
         "path": relpath,
         "title": memory.display_title,
         "type": memory.type,
@@ -45,12 +69,16 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str) -> dict:
     }
 
 
-def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
-    """Bring the index up to date with the files. Safe to call before every read."""
+def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = None,
+               archive: bool = False) -> SyncReport:
+    """Bring the index up to date with the files. Safe to call before every read.
+
+    `archive` selects the separate index over archive/; the main one never holds archived files.
+    """
     report = SyncReport()
-    stats = scan_files(store.root)
-    manifest = Manifest.load(store.index_dir)
-    index = open_index(store)
+    stats = indexed_files(store, archive)
+    manifest = Manifest.load(store.index_dir, manifest_name(archive))
+    index = open_index(store, archive)
     stale_model = manifest.model not in (None, MODEL_ID) or manifest.dim not in (None, DIMENSION)
     if rebuild or stale_model or (manifest.files and not index.exists()):
         manifest = Manifest(MODEL_ID, DIMENSION, {})
@@ -64,13 +92,13 @@ def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = 
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
             index.drop()
-        return _apply_plan(store, index, manifest, stats, plan, report, progress)
+        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive)
 
 
-def _apply_plan(store, index, manifest, stats, plan, report, progress) -> SyncReport:
+def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) -> SyncReport:
     files = dict(manifest.files)
     delete_ids: list[str] = []
-    pending: list[tuple[str, Memory, str, str]] = []  # relpath, memory, text, embed hash
+    pending: list[tuple[str, Memory, str, str, int]] = []  # relpath, memory, text, embed hash, chunk
     seen_ids = {e.id: p for p, e in files.items() if e.id and p not in plan.check and p not in plan.removed}
 
     for relpath in plan.removed:
@@ -108,8 +136,8 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress) -> SyncRe
             files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, None, None, problem)
             continue
         seen_ids[memory.id] = relpath
-        text = index_text(memory)
-        ehash = embed_hash(MODEL_ID, text)
+        texts = index_texts(memory)
+        hashes = [embed_hash(MODEL_ID, text) for text in texts]
         if old is not None and old.id and old.problem is None:
             delete_ids.append(old.id)
             report.updated += 1
@@ -117,23 +145,25 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress) -> SyncRe
             report.added += 1
         if memory.id not in delete_ids:
             delete_ids.append(memory.id)  # a moved file: drop the row stored under its old path
-        pending.append((relpath, memory, text, ehash))
-        files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, ehash, memory.id, None)
+        pending.extend((relpath, memory, text, h, n) for n, (text, h) in enumerate(zip(texts, hashes)))
+        files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, hashes[0], memory.id, None)
 
     rows, vectors = _embed_rows(store, index, pending, report, progress)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
     manifest.model, manifest.dim = MODEL_ID, DIMENSION
     store.index_dir.mkdir(parents=True, exist_ok=True)
-    manifest.save(store.index_dir)
+    manifest.save(store.index_dir, manifest_name(archive))
     return report
 
 
 def _embed_rows(store, index, pending, report, progress):
     import numpy as np
 
-    reusable = index.vectors_for(sorted({h for _, _, _, h in pending}))
-    todo = [(i, text) for i, (_, _, text, h) in enumerate(pending) if h not in reusable]
+    reusable = index.vectors_for(sorted({entry[3] for entry in pending}))
+    todo = [(i, entry[2]) for i, entry in enumerate(pending) if entry[3] not in reusable]
+    # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
+    todo.sort(key=lambda item: len(item[1]))
     vectors: dict[int, object] = {}
     if todo:
         from memctl.integrations.embedder import get_embedder
@@ -148,8 +178,8 @@ def _embed_rows(store, index, pending, report, progress):
             if progress:
                 progress(min(start + step, len(todo)), len(todo))
         report.embedded = len(todo)
-    rows = [_row(memory, relpath, text, ehash) for relpath, memory, text, ehash in pending]
+    rows = [_row(memory, relpath, text, ehash, chunk) for relpath, memory, text, ehash, chunk in pending]
     matrix = np.zeros((len(pending), DIMENSION), dtype=np.float32)
-    for i, (_, _, _, ehash) in enumerate(pending):
+    for i, (_, _, _, ehash, _) in enumerate(pending):
         matrix[i] = vectors[i] if i in vectors else reusable[ehash]
     return rows, matrix

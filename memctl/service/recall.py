@@ -5,14 +5,18 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.memory import Memory
+from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
+from memctl.core.chunking import split_chunks
+from memctl.core.memory import Memory, parse_time
 from memctl.core.ranking import contains_identifier, query_identifiers, reciprocal_rank_fusion
 from memctl.errors import InvalidMemoryFile, UsageError
 from memctl.service.indexing import open_index, sync_index
+from memctl.store.access import record_access
 from memctl.store.files import read_memory
 from memctl.store.index import sql_quote
 
@@ -32,6 +36,7 @@ class Hit:
     body: str
     memory: Memory
     sources: list[str] = field(default_factory=list)
+    snippet: str | None = None  # the best-matching chunk of a long (chunked) memory
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,13 +47,12 @@ class Hit:
             "tags": self.tags,
             "score": round(self.score, 6),
             "body": self.body,
+            "snippet": self.snippet,
         }
 
 
-def build_filter(types=None, tags=None, agent=None, include_archived=False) -> str | None:
+def build_filter(types=None, tags=None, agent=None) -> str | None:
     clauses = []
-    if not include_archived:
-        clauses.append("archived = false")
     if types:
         clauses.append("type IN (" + ",".join(sql_quote(t) for t in types) + ")")
     for tag in tags or ():
@@ -79,19 +83,26 @@ def recall(
     query_vector = _embed_in_background(query) if mode in ("hybrid", "vector") else None
     if sync:
         sync_index(store)
+    if sync and include_archived:
+        sync_index(store, archive=True)
     settings = store.section("recall")
-    index = open_index(store)
-    if not index.exists():
+    # Why: archived memories have their own table; the main one never holds them.
+    indexes = [open_index(store)] + ([open_index(store, archive=True)] if include_archived else [])
+    indexes = [index for index in indexes if index.exists()]
+    if not indexes:
         return []
-    where = build_filter(types, tags, agent, include_archived)
+    where = build_filter(types, tags, agent)
     pool = max(int(settings.get("candidates") or 50), k * 3)
 
     rankings: list[list[str]] = []
     weights: list[float] = []
     rows: dict[str, dict] = {}
     sources: dict[str, list[str]] = {}
+    chunk_rankings: list[list[tuple[str, int]]] = []  # the same lists, one entry per chunk row
+    chunk_rows: dict[tuple[str, int], dict] = {}
 
     def take(name: str, found: list[dict]) -> list[str]:
+        chunk_rankings.append([_chunk_key(row, chunk_rows) for row in found])
         ranking = []
         for row in found:
             memory_id = row["id"]
@@ -103,23 +114,81 @@ def recall(
         return ranking
 
     if mode in ("hybrid", "vector"):
-        rankings.append(take("vector", index.search_vector(query_vector.result(), pool, where)))
+        rankings.append(take("vector", _search_vector(indexes, query_vector.result(), pool, where)))
         weights.append(float(settings.get("vector_weight", 1.0)))
     if mode in ("hybrid", "bm25"):
-        rankings.append(take("bm25", index.search_text(query, pool, where)))
+        rankings.append(take("bm25", _search_text(indexes, query, pool, where)))
         weights.append(float(settings.get("bm25_weight", 1.0)))
 
     scores = reciprocal_rank_fusion(rankings, weights, int(settings.get("rrf_k", 60)))
+    chunk_scores = reciprocal_rank_fusion(chunk_rankings, weights, int(settings.get("rrf_k", 60)))
     if mode != "vector":
         for identifier in query_identifiers(query):
-            for row in index.search_text(identifier, pool, where):
+            for row in _search_text(indexes, identifier, pool, where):
                 rows.setdefault(row["id"], row)
                 if contains_identifier(row["text"], identifier):
                     scores[row["id"]] = scores.get(row["id"], 0.0) + IDENTIFIER_BONUS
+                    key = _chunk_key(row, chunk_rows)
+                    chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
                     sources.setdefault(row["id"], []).append("identifier")
 
+    _use_best_chunks(rows, chunk_rows, chunk_scores)
+    _add_recency_bonus(scores, rows, settings, min(weights))
+
     ranked = sorted(scores, key=lambda i: (-scores[i], i))[:k]
-    return [hit for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, [])) for i in ranked) if hit]
+    hits = [hit for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, [])) for i in ranked) if hit]
+    _count_access(store, hits)
+    return hits
+
+
+def _chunk_key(row: dict, chunk_rows: dict[tuple[str, int], dict]) -> tuple[str, int]:
+    key = (row["id"], int(row.get("chunk") or 0))
+    chunk_rows.setdefault(key, row)
+    return key
+
+
+def _use_best_chunks(rows: dict[str, dict], chunk_rows: dict, chunk_scores: dict) -> None:
+    """A memory found through several chunks is represented by the chunk that scored best."""
+    best: dict[str, tuple[float, int]] = {}  # id -> (score, -chunk): ties go to the earlier chunk
+    for (memory_id, chunk), score in chunk_scores.items():
+        if memory_id in rows:
+            best[memory_id] = max(best.get(memory_id, (score, -chunk)), (score, -chunk))
+    for memory_id, (_, negative_chunk) in best.items():
+        rows[memory_id] = chunk_rows[(memory_id, -negative_chunk)]
+
+
+def _add_recency_bonus(scores: dict[str, float], rows: dict[str, dict], settings: dict,
+                       weight: float) -> None:
+    """Fresh memories gain at most a share of one retriever's top-rank score: added, never multiplied."""
+    share, half_life = recency_settings(settings)
+    if share <= 0:
+        return
+    top_rank = weight / (int(settings.get("rrf_k", 60)) + 1)
+    now = datetime.now(timezone.utc)
+    for memory_id in scores:
+        row = rows[memory_id]
+        created = parse_time(row.get("created") or row.get("updated"))
+        if created is not None:
+            age_days = (now - created).total_seconds() / DAY_SECONDS
+            scores[memory_id] += recency_bonus(age_days, share * top_rank, half_life)
+
+
+def _count_access(store: Store, hits: list[Hit]) -> None:
+    """Access statistics go to the state area; the memory files are never touched by a read."""
+    try:
+        record_access(store.state_dir, [hit.id for hit in hits], datetime.now(timezone.utc))
+    except OSError:
+        pass  # Why: a read-only store still answers recall; only its statistics stand still.
+
+
+def _search_vector(indexes, query_vector, limit: int, where: str | None) -> list[dict]:
+    found = [row for index in indexes for row in index.search_vector(query_vector, limit, where)]
+    return found if len(indexes) == 1 else sorted(found, key=lambda row: row["_distance"])[:limit]
+
+
+def _search_text(indexes, query: str, limit: int, where: str | None) -> list[dict]:
+    found = [row for index in indexes for row in index.search_text(query, limit, where)]
+    return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
 
 
 def _embed_in_background(query: str) -> Future:
@@ -156,4 +225,11 @@ def _to_hit(store: Store, row: dict, score: float, sources: list[str]) -> Hit | 
         body=memory.body,
         memory=memory,
         sources=sorted(set(sources)),
+        snippet=_chunk_snippet(memory.body, int(row.get("chunk") or 0)),
     )
+
+
+def _chunk_snippet(body: str, chunk: int) -> str | None:
+    """The text of chunk `chunk` when the body is indexed in chunks; None for a whole body."""
+    chunks = split_chunks(body.strip())
+    return chunks[chunk] if len(chunks) > 1 and chunk < len(chunks) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -19,8 +20,10 @@ from memctl.core.memory import (
     new_id,
     now_iso,
 )
-from memctl.errors import MemctlError, UsageError
+from memctl.errors import LowValueContent, MemctlError, UsageError
 from memctl.store.files import path_for, write_memory
+
+_RESTORABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 
 
 @dataclass
@@ -30,6 +33,9 @@ class AddResult:
     created: bool = True
     merged_into: str | None = None
     redacted: dict[str, int] = field(default_factory=dict)
+    # created | merged (near duplicate) | updated (new value, old one in history) | not_adopted
+    action: str = "created"
+    similarity: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +43,8 @@ class AddResult:
             "path": str(self.path),
             "created": self.created,
             "merged_into": self.merged_into,
+            "action": self.action,
+            "similarity": self.similarity,
             "redacted": self.redacted,
         }
 
@@ -81,7 +89,13 @@ def build_memory(
     agent: str | None = None,
     created: str | None = None,
     extra: dict[str, Any] | None = None,
+    memory_id: str | None = None,  # restore (import) only: keep the id, times and relations
+    updated: str | None = None,
+    expires: str | None = None,
+    relations: list[dict[str, str]] | None = None,
 ) -> Memory:
+    if memory_id is not None and not _RESTORABLE_ID.fullmatch(memory_id):
+        raise UsageError(f"Id '{memory_id}' cannot name a file; use letters, digits, '.', '_' or '-'.")
     if type not in MEMORY_TYPES:
         raise UsageError(f"Unknown type '{type}'. Choose one of: {', '.join(MEMORY_TYPES)}.")
     for name, value in (("importance", importance), ("confidence", confidence)):
@@ -92,7 +106,7 @@ def build_memory(
         raise UsageError("Nothing to remember: the text is empty.")
     stamp = created or now_iso()
     return Memory(
-        id=new_id(),
+        id=memory_id or new_id(),
         title=(title or first_line(body)).strip(),
         type=type,
         tags=sorted({t.strip() for t in tags if t.strip()}),
@@ -102,20 +116,48 @@ def build_memory(
         scope="private" if private else "project",
         agent=agent,
         created=stamp,
-        updated=stamp,
+        updated=updated or stamp,
+        expires=expires,
         pinned=pinned,
+        relations=[dict(r) for r in relations or ()],
         body=body,
         extra=dict(extra or {}),
     )
 
 
-def add_memory(store: Store, text: str, *, sync: bool = True, **fields: Any) -> AddResult:
-    """Write one memory file (atomically) and, unless told otherwise, index it."""
-    memory = build_memory(text, **fields)
+def add_memory(store: Store, text: str, *, sync: bool = True, redact: bool = True,
+               force: bool = False, dedup: bool = True, update_of: str | None = None,
+               duplicate_of: str | None = None, **fields: Any) -> AddResult:
+    """Write one memory file (atomically) and, unless told otherwise, index it.
+
+    Secrets and personal data are redacted first (`redact=False` opts out for this call);
+    low-value text raises LowValueContent unless `force`. With `dedup` a near duplicate is
+    merged into the existing memory and a new value on the same subject updates it
+    (service/merging.py); `update_of` / `duplicate_of` name that memory directly.
+    """
+    # Why: imported here, the regex tables stay out of `memctl --help`.
+    from memctl.core.quality import low_value_reason
+    from memctl.service.redaction import redact_memory_fields
+
+    redacted: dict[str, int] = {}
+    if redact:
+        text, fields, redacted = redact_memory_fields(store, text, fields)
+    memory = build_memory(text, **fields)  # bad options are usage errors before anything else
+    if not force:
+        reason = low_value_reason(memory.body, int(store.section("write").get("min_chars", 12)))
+        if reason:
+            raise LowValueContent(reason)
+    # Why: an episode is an event (two alike are still two), a restored record keeps its id.
+    if update_of or duplicate_of or (dedup and memory.type != "episodic" and not fields.get("memory_id")):
+        from memctl.service.merging import save_memory
+
+        result = save_memory(store, memory, sync=sync, update_of=update_of, duplicate_of=duplicate_of)
+        result.redacted = redacted
+        return result
     path = path_for(store.root, memory)
     write_memory(path, memory)
     if sync:
         from memctl.service.indexing import sync_index
 
         sync_index(store)
-    return AddResult(memory=memory, path=path)
+    return AddResult(memory=memory, path=path, redacted=redacted)

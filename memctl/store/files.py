@@ -138,3 +138,27 @@ def find_by_id(root: Path, memory_id: str, include_archived: bool = True) -> str
         except Exception:  # noqa: BLE001 - a broken file is simply not the one we look for
             continue
     return None
+
+
+def paths_with_id(root: Path, memory_id: str, files: dict[str, FileStat] | None = None) -> list[str]:
+    """Every file holding the memory with this id (a copy in archive/ included), sorted.
+
+    A file that cannot be parsed counts when its name carries the id.
+    """
+    files = scan_files(root, include_archived=True) if files is None else files
+    found = []
+    for relpath in sorted(files):
+        named = default_id(relpath) == memory_id
+        try:
+            raw = (root / relpath).read_bytes()
+        except OSError:
+            continue
+        if not named and memory_id.encode("utf-8") not in raw:
+            continue  # Why: a cheap test first; parsing every file would be slow on a big store.
+        try:
+            holds = read_memory(root, relpath, raw).id == memory_id
+        except Exception:  # noqa: BLE001 - a broken file is judged by its name alone
+            holds = named
+        if holds:
+            found.append(relpath)
+    return found

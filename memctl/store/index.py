@@ -17,6 +17,9 @@ from memctl.store.files import atomic_write
 
 TABLE = "memories"
 MANIFEST = "manifest.json"
+# Archived memories (archive/) live in a table of their own, synced only when asked for.
+ARCHIVE_TABLE = "archive"
+ARCHIVE_MANIFEST = "archive-manifest.json"
 MANIFEST_VERSION = 1
 COLUMNS = (
     "id", "chunk", "path", "title", "type", "tags", "agent", "scope", "archived",
@@ -62,8 +65,8 @@ class Manifest:
         self.files = files
 
     @classmethod
-    def load(cls, index_dir: Path) -> Manifest:
-        path = index_dir / MANIFEST
+    def load(cls, index_dir: Path, filename: str = MANIFEST) -> Manifest:
+        path = index_dir / filename
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("version") != MANIFEST_VERSION:
@@ -73,7 +76,7 @@ class Manifest:
         except (OSError, ValueError, KeyError, TypeError):
             return cls(None, None, {})
 
-    def save(self, index_dir: Path) -> None:
+    def save(self, index_dir: Path, filename: str = MANIFEST) -> None:
         data = {
             "version": MANIFEST_VERSION,
             "model": self.model,
@@ -83,19 +86,20 @@ class Manifest:
                 for p, e in sorted(self.files.items())
             },
         }
-        atomic_write(index_dir / MANIFEST, json.dumps(data, separators=(",", ":")).encode())
+        atomic_write(index_dir / filename, json.dumps(data, separators=(",", ":")).encode())
 
 
 class MemoryIndex:
-    def __init__(self, index_dir: Path, dim: int):
+    def __init__(self, index_dir: Path, dim: int, table: str = TABLE):
         self.index_dir = index_dir
         self.dim = dim
+        self.table = table
         self._db = None
         self._dataset = None
 
     @property
     def table_dir(self) -> Path:
-        return self.index_dir / f"{TABLE}.lance"
+        return self.index_dir / f"{self.table}.lance"
 
     def exists(self) -> bool:
         return (self.table_dir / "_versions").is_dir()
@@ -115,18 +119,19 @@ class MemoryIndex:
             self.index_dir.mkdir(parents=True, exist_ok=True)
             self._db = lancedb.connect(str(self.index_dir))
         if self.exists():
-            return self._db.open_table(TABLE)
-        return self._db.create_table(TABLE, schema=_schema(self.dim))
+            return self._db.open_table(self.table)
+        return self._db.create_table(self.table, schema=_schema(self.dim))
 
     def vectors_for(self, embed_hashes: list[str]) -> dict[str, Any]:
-        """Existing vectors by embed hash, so moved or metadata-only edits are not re-embedded."""
+        """Existing vectors by embed hash (of any row or chunk), so moved or metadata-only edits
+        are not re-embedded."""
         if not embed_hashes or not self.exists():
             return {}
         found: dict[str, Any] = {}
         dataset = self.dataset()
         for start in range(0, len(embed_hashes), 500):
             batch = embed_hashes[start : start + 500]
-            where = "chunk = 0 AND embed_hash IN (" + ",".join(sql_quote(h) for h in batch) + ")"
+            where = "embed_hash IN (" + ",".join(sql_quote(h) for h in batch) + ")"
             table = dataset.to_table(columns=["embed_hash", "vector"], filter=where)
             for h, v in zip(table.column("embed_hash").to_pylist(), table.column("vector").to_numpy(zero_copy_only=False)):
                 found[h] = v
@@ -151,6 +156,14 @@ class MemoryIndex:
             table.add(pa.Table.from_pydict(columns, schema=schema))
         self._reindex_text(table)
         self._dataset = None
+
+    def purge(self, ids: list[str]) -> None:
+        """Remove these rows with no physical copy left (see store.purge); hold the index lock."""
+        from memctl.store.purge import purge_rows
+
+        self._dataset = None
+        self._db = None  # Why: purging may drop the table and always removes older versions.
+        purge_rows(self.index_dir, self.table, ids)
 
     def _reindex_text(self, table) -> None:
         import warnings

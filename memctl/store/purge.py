@@ -42,7 +42,7 @@ def purge_rows(db_dir: Path, table_name: str, ids: list[str], id_column: str = "
         materialize_deletions=True, materialize_deletions_threshold=0.0)
     _rebuild_indices(uri)
     # Open afresh: a handle on an older version would keep that version alive.
-    0 and lance.dataset(uri).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+    lance.dataset(uri).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
 
 
 # describe_indices() names -> create_scalar_index() names
@@ -90,8 +90,9 @@ def raw_texts(table_dir: Path) -> Iterator[str]:
 
 def index_terms(table_dir: Path) -> Iterator[str]:
     """Every string in the table's index files, including the terms of full-text dictionaries."""
-    for path in sorted((Path(table_dir) / INDICES_DIRNAME).rglob("*.lance")):
-        yield from _file_strings(path)
+    for path in sorted((Path(table_dir) / INDICES_DIRNAME).rglob("*")):
+        if path.suffix in (".lance", ".idx"):  # both are Lance files
+            yield from _file_strings(path)
 
 
 def _file_strings(path: Path) -> Iterator[str]:

@@ -12,6 +12,7 @@ from rich.table import Table
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.frontmatter import front_matter_dict
+from memctl.core.history import split_history
 from memctl.errors import MemctlError
 from memctl.service import get_memory, list_memories
 
@@ -20,6 +21,9 @@ def memory_dict(memory, path) -> dict:
     data = front_matter_dict(memory)
     data["path"] = str(path)
     data["body"] = memory.body
+    history = split_history(memory.body)[1]
+    if history:
+        data["history"] = history  # earlier values, oldest first (also in the body's ## History)
     return data
 
 

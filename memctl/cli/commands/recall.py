@@ -18,14 +18,17 @@ def snippet(text: str, limit: int = 160) -> str:
 
 
 def context_block(query: str, hits: list[Hit]) -> str:
-    """Markdown to paste into a prompt: one bullet per memory, body kept whole."""
+    """Markdown to paste into a prompt: one bullet per memory, body kept whole (for a long,
+    chunked memory: its best-matching chunk and where the whole text is)."""
     lines = [f"## Memories relevant to: {query}", ""]
     if not hits:
         lines.append("_No relevant memories._")
     for hit in hits:
         tags = f" [{', '.join(hit.tags)}]" if hit.tags else ""
         lines.append(f"- **{hit.title}** ({hit.type}, id {hit.id}){tags}")
-        body = hit.body.strip()
+        body = (hit.snippet or hit.body).strip()
+        if hit.snippet:
+            lines.append(f"  (excerpt of a long memory; full text in {hit.path})")
         if body and body != hit.title:
             lines.extend(f"  {line}" if line else "" for line in body.splitlines())
     return "\n".join(lines).rstrip() + "\n"
@@ -55,6 +58,8 @@ def register(app: typer.Typer) -> None:
         store = current_store(ctx)
         report = sync_index(store)
         warn_problems(report.problems)
+        if include_archived:
+            warn_problems(sync_index(store, archive=True).problems)
         limit = k if k is not None else int(store.section("recall").get("k", 5))
         hits = recall(
             store, query, k=limit, mode=mode, types=types or None, tags=tags or None,
@@ -72,5 +77,5 @@ def register(app: typer.Typer) -> None:
             for column in ("score", "id", "type", "memory"):
                 table.add_column(column)
             for hit in hits:
-                table.add_row(f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{snippet(hit.body)}")
+                table.add_row(f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{snippet(hit.snippet or hit.body)}")
             stdout.print(table)

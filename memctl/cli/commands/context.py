@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from memctl.cli.output import handles_errors, print_json
+from memctl.cli.state import current_store
+from memctl.errors import UsageError
+from memctl.service.context import build_context
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("context")
+    @handles_errors
+    def context_command(
+        ctx: typer.Context,
+        query: str = typer.Argument(
+            None, help="What the next call is about (default: the task goal or last user turn)."
+        ),
+        budget: int = typer.Option(
+            None, "--budget", "-b", help="Token budget (config context.budget, 2000)."
+        ),
+        session: str = typer.Option(
+            None, "--session", "-S", help="Include this session's summary and recent turns."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print the parts separately as JSON."),
+    ) -> None:
+        """Assemble what an agent should see before its next call, as Markdown under a token budget.
+
+        The same store, state and query always give the same bytes.
+
+        Example: memctl context "database migration" --session s1 --budget 1500
+        """
+        if budget is not None and budget < 50:
+            raise UsageError("--budget must be at least 50 tokens.")
+        result = build_context(current_store(ctx), query=query, budget=budget, session_id=session)
+        if as_json:
+            print_json(result.to_dict())
+        else:
+            sys.stdout.write(result.markdown)

@@ -1,0 +1,90 @@
+"""memctl extract: turn a conversation into durable memories (ADD / UPDATE / NOOP)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.table import Table
+
+from memctl.cli.output import fail, handles_errors, print_json, stdout
+from memctl.cli.state import current_store
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("extract")
+    @handles_errors
+    def extract_command(
+        ctx: typer.Context,
+        file: str = typer.Argument(
+            "-", metavar="[FILE|-]",
+            help="JSONL of {role, content}, a Claude Code transcript, or plain text; - reads stdin."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan; write nothing."),
+        use_llm: bool = typer.Option(
+            None, "--llm/--no-llm",
+            help="Use the configured LLM (llm.model or MEMCTL_LLM_MODEL); default: if one is set."),
+        mock_response: list[str] = typer.Option(
+            [], "--llm-mock-response", hidden=True,
+            help="Testing: litellm's mock_response instead of a real call; repeat for the retry."),
+        as_json: bool = typer.Option(False, "--json", help="Print the plan and outcome as JSON."),
+    ) -> None:
+        """Extract preferences, profile facts, decisions, procedures and lessons from a conversation.
+
+        Each is planned as ADD (new), UPDATE (a new value for a stored memory; the old value is
+        kept in its history) or NOOP (already stored: one more mention), then written.
+
+        Example: memctl extract ~/.claude/projects/app/session.jsonl --dry-run
+        """
+        from memctl.integrations.llm import LLMBadOutput
+        from memctl.integrations.transcripts import read_conversation, read_conversation_file
+        from memctl.service.extraction import extract
+
+        store = current_store(ctx)
+        if file == "-":
+            turns = read_conversation(sys.stdin.read(), source="<stdin>")
+        else:
+            turns = read_conversation_file(file)
+        mock = None if not mock_response else (mock_response[0] if len(mock_response) == 1 else list(mock_response))
+        try:
+            result = extract(store, turns, source=file, dry_run=dry_run, use_llm=use_llm, mock_response=mock)
+        except LLMBadOutput as error:
+            if as_json and error.reply is not None:
+                print_json({"error": {"kind": error.kind, "message": str(error)}, "usage": error.reply.usage()})
+                raise typer.Exit(code=error.exit_code) from None
+            raise fail(error, as_json) from None
+        if as_json:
+            print_json(result.to_dict())
+            return
+        render_result(result)
+
+
+def render_result(result) -> None:
+    table = Table(box=None, pad_edge=False, show_lines=False)
+    for column in ("#", "op", "type", "conf", "text", "target", "reason"):
+        table.add_column(column, overflow="fold")
+    for number, item in enumerate(result.plan, start=1):
+        table.add_row(str(number), item.op, item.type, f"{item.confidence:.2f}", item.text,
+                      item.target_label, item.reason)
+    mode = "LLM" if result.mode == "llm" else "rules (offline)"
+    stdout.print(f"{len(result.plan)} memories planned from {result.turns} turns of {result.source} "
+                 f"[{mode}]", markup=False)
+    if result.plan:
+        stdout.print(table)
+    if result.redacted:
+        from memctl.service.redaction import describe_counts
+
+        stdout.print(f"Redacted from the conversation first: {describe_counts(result.redacted)}", markup=False)
+    for skipped in result.skipped:
+        stdout.print(f"skipped (low value: {skipped['reason']}): {skipped['text']}", markup=False)
+    if result.usage:
+        usage = result.usage
+        stdout.print(f"LLM {usage['model']}: {usage['calls']} call(s), {usage['prompt_tokens']} prompt + "
+                     f"{usage['completion_tokens']} completion tokens, ${usage['cost_usd']:.6f}", markup=False)
+    if result.dry_run:
+        stdout.print("Dry run: nothing written.", markup=False)
+        return
+    done = {}
+    for outcome in result.applied:
+        done[outcome["action"]] = done.get(outcome["action"], 0) + 1
+    summary = ", ".join(f"{count} {action}" for action, count in done.items()) or "nothing"
+    stdout.print(f"Written: {summary}.", markup=False)

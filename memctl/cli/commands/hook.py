@@ -1,0 +1,111 @@
+"""`memctl hook ...`: what installed hooks run. Hidden from `memctl --help`; see `memctl hooks`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import typer
+
+from memctl.cli.output import handles_errors, stderr
+from memctl.cli.state import GlobalOptions
+from memctl.config import open_store
+from memctl.errors import StoreNotFound, UsageError
+
+
+def explicit_store(ctx: typer.Context) -> str | None:
+    options = ctx.find_root().obj
+    return options.store if isinstance(options, GlobalOptions) else None
+
+
+def _read_stdin() -> str:
+    try:
+        return "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    except (OSError, ValueError, UnicodeDecodeError):
+        return ""
+
+
+def _exit_now_if_abandoned() -> None:
+    """A handler that overran its budget still runs in a daemon thread: leave without it.
+
+    Only in a real process (stdout not swapped by a test runner), where nothing else runs.
+    """
+    if sys.stdout is not sys.__stdout__:
+        return
+    if any(t.name == "memctl-hook" and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def register(app: typer.Typer) -> None:
+    hook_app = typer.Typer(
+        help="Entry points run by the hooks `memctl hooks install` writes; not for direct use.",
+        no_args_is_help=True,
+    )
+    app.add_typer(hook_app, name="hook", hidden=True)
+
+    @hook_app.command("claude-code")
+    def claude_code_command(
+        ctx: typer.Context,
+        event: str = typer.Argument(..., help="session-start, user-prompt-submit, pre-compact or session-end."),
+        plain: bool = typer.Option(False, "--plain", help="Print context as plain text instead of hook JSON."),
+        foreground: bool = typer.Option(False, "--foreground", help="Ingest transcripts here, not in a detached process."),
+    ) -> None:
+        """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
+        from memctl.service.hooks import run_claude_code_hook
+
+        output = run_claude_code_hook(
+            event, _read_stdin(), explicit_store=explicit_store(ctx), env=os.environ,
+            cwd=Path.cwd(), plain=plain, background=not foreground,
+        )
+        if output:
+            sys.stdout.write(output if output.endswith("\n") else output + "\n")
+        _exit_now_if_abandoned()
+
+    @hook_app.command("ingest")
+    def ingest_command(
+        ctx: typer.Context,
+        job: Path = typer.Argument(..., help="A job file written by a PreCompact/SessionEnd hook."),
+    ) -> None:
+        """Ingest a queued transcript (run detached by the PreCompact and SessionEnd hooks)."""
+        from memctl.integrations.hook_runner import log_hook_error
+        from memctl.service.hooks import log_path, run_ingest_job
+
+        store = open_store(explicit_store(ctx))
+        try:
+            run_ingest_job(store, job)
+        except Exception as exc:  # noqa: BLE001 - nobody waits for this process: log, exit 0
+            import traceback
+
+            log_hook_error(log_path(store), "ingest", job.stem, f"ingest failed: {exc}",
+                           traceback.format_exc())
+
+    @hook_app.command("git")
+    @handles_errors
+    def git_command(
+        ctx: typer.Context,
+        name: str = typer.Argument(..., help="pre-commit"),
+    ) -> None:
+        """Check staged memory files; a non-zero exit stops the commit."""
+        if name != "pre-commit":
+            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit.")
+        from memctl.integrations.git_hooks import repo_root
+        from memctl.service.precommit import check_staged
+
+        repo = repo_root(Path.cwd())
+        try:
+            store = open_store(explicit_store(ctx), cwd=repo)
+        except StoreNotFound:
+            return  # no store, no memory files to check
+        problems = check_staged(repo, store)
+        if not problems:
+            return
+        for problem in problems:
+            stderr.print(str(problem), markup=False)
+        stderr.print(
+            f"memctl: commit refused: {len(problems)} problem(s) in staged memory files. Fix them "
+            "and `git add` again (or commit with --no-verify to skip this check).", markup=False)
+        raise typer.Exit(code=1)

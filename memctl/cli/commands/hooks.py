@@ -1,0 +1,213 @@
+"""`memctl hooks ...`: install memctl into Claude Code, git and the shell, and show where it is."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import typer
+
+from memctl.cli.output import handles_errors, print_json, stderr, stdout
+from memctl.config import find_store
+from memctl.errors import MemctlError, StoreNotFound, UsageError
+from memctl.integrations import claude_code, git_hooks
+
+TARGETS = ("claude-code", "git")
+SCOPES = ("project", "local", "user")
+
+
+def default_command_prefix() -> str:
+    """`memctl` when it is on PATH, else this Python running the module (a venv not activated)."""
+    if shutil.which("memctl"):
+        return "memctl"
+    return shlex.join([sys.executable, "-m", "memctl"])
+
+
+def project_root(cwd: Path) -> Path:
+    """The folder holding the nearest .memory/, else the git work tree, else `cwd`."""
+    try:
+        return find_store(None, cwd, env={}).parent
+    except StoreNotFound:
+        pass
+    try:
+        return git_hooks.repo_root(cwd)
+    except MemctlError:
+        return cwd
+
+
+def chosen_scope(project: bool, local: bool, user: bool) -> str:
+    picked = [name for name, on in (("project", project), ("local", local), ("user", user)) if on]
+    if len(picked) > 1:
+        raise UsageError("Choose one of --project, --local or --user.")
+    return picked[0] if picked else "project"
+
+
+def settings_file(scope: str) -> Path:
+    return claude_code.settings_path_for(scope, project_root(Path.cwd()), Path.home())
+
+
+def check_target(target: str) -> None:
+    if target not in TARGETS:
+        raise UsageError(f"Unknown target '{target}'. Expected one of: {', '.join(TARGETS)}.")
+
+
+def status_report(cwd: Path, home: Path) -> dict:
+    """Where memctl's hooks are installed: each Claude Code settings file and the git repo."""
+    root = project_root(cwd)
+    report: dict = {"project_root": str(root), "claude_code": {}, "git": None, "warnings": []}
+    for scope in SCOPES:
+        path = claude_code.settings_path_for(scope, root, home)
+        try:
+            found = claude_code.hooks_status(path)
+            entry = {"path": str(path), "exists": found.exists, "installed": found.installed,
+                     "missing": found.missing, "other_hooks": found.other_hooks}
+        except MemctlError as exc:
+            entry = {"path": str(path), "exists": True, "error": str(exc)}
+        report["claude_code"][scope] = entry
+    installed_in = [s for s, e in report["claude_code"].items() if e.get("installed")]
+    if len(installed_in) > 1:
+        report["warnings"].append(
+            f"memctl hooks are installed in {' and '.join(installed_in)} settings; Claude Code "
+            "merges them, so each event runs memctl more than once. Uninstall one.")
+    try:
+        repo = git_hooks.repo_root(cwd)
+        report["git"] = {"repo": str(repo), "hooks_dir": str(git_hooks.hooks_dir(repo)),
+                         "hooks": git_hooks.git_hooks_status(repo)}
+    except MemctlError:
+        pass
+    return report
+
+
+def print_status(report: dict) -> None:
+    stdout.print(f"Project: {report['project_root']}", markup=False)
+    stdout.print("Claude Code settings:")
+    for scope, entry in report["claude_code"].items():
+        if "error" in entry:
+            state = f"unreadable: {entry['error']}"
+        elif not entry["exists"]:
+            state = "no file"
+        elif not entry["installed"]:
+            state = "memctl not installed"
+        elif entry["missing"]:
+            state = f"partly installed (missing {', '.join(entry['missing'])})"
+        else:
+            state = f"installed ({len(entry['installed'])} events)"
+        others = f", {entry['other_hooks']} other hook(s)" if entry.get("other_hooks") else ""
+        stdout.print(f"  {scope:<8} {entry['path']}  {state}{others}", markup=False)
+    if report["git"] is None:
+        stdout.print("git: not in a repository")
+    else:
+        hooks = ", ".join(f"{name}: {state}" for name, state in report["git"]["hooks"].items())
+        stdout.print(f"git hooks ({report['git']['hooks_dir']}): {hooks}", markup=False)
+    for warning in report["warnings"]:
+        stderr.print(f"Warning: {warning}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    hooks_app = typer.Typer(
+        help=(
+            "Install memctl into Claude Code, git and your shell. Installed hooks call "
+            "`memctl hook claude-code EVENT` and `memctl hook git pre-commit`, which read the "
+            "hook's input and never break the agent."
+        ),
+        no_args_is_help=True,
+    )
+    app.add_typer(hooks_app, name="hooks")
+
+    @hooks_app.command("install")
+    @handles_errors
+    def install_command(
+        target: str = typer.Argument(..., help="claude-code or git."),
+        project: bool = typer.Option(False, "--project", help="claude-code: <project>/.claude/settings.json (default)."),
+        local: bool = typer.Option(False, "--local", help="claude-code: <project>/.claude/settings.local.json (not committed)."),
+        user: bool = typer.Option(False, "--user", help="claude-code: ~/.claude/settings.json (every project)."),
+        chain: bool = typer.Option(False, "--chain", help="git: keep an existing hook and run it before memctl's."),
+        command: str = typer.Option(None, "--command", help="How hooks call memctl (default: memctl if on PATH, else this Python)."),
+        as_json: bool = typer.Option(False, "--json", help="Print what changed as JSON."),
+    ) -> None:
+        """Install memctl's hooks, keeping every hook and setting that is already there.
+
+        Example: memctl hooks install claude-code    (then: memctl hooks status)
+        """
+        check_target(target)
+        prefix = command or default_command_prefix()
+        if target == "git":
+            if project or local or user:
+                raise UsageError("--project/--local/--user apply to claude-code only.")
+            result = git_hooks.install_git_hooks(git_hooks.repo_root(Path.cwd()), chain=chain,
+                                                 command_prefix=prefix)
+            if as_json:
+                print_json({"hooks_dir": str(result.hooks_dir), "written": result.written,
+                            "unchanged": result.unchanged, "chained": result.chained})
+                return
+            stdout.print(f"git hooks in {result.hooks_dir}: written {', '.join(result.written) or 'none'}"
+                         + (f"; chained {', '.join(result.chained)}" if result.chained else ""), markup=False)
+            return
+        if chain:
+            raise UsageError("--chain applies to git only.")
+        path = settings_file(chosen_scope(project, local, user))
+        result = claude_code.install_hooks(path, command_prefix=prefix)
+        if as_json:
+            print_json({"path": str(path), "created": result.created, "added": result.added,
+                        "updated": result.updated, "unchanged": result.unchanged})
+            return
+        if not result.changed:
+            stdout.print(f"Already installed in {path}", markup=False)
+        else:
+            done = ", ".join(result.added + result.updated)
+            stdout.print(f"{'Created' if result.created else 'Updated'} {path}: {done}", markup=False)
+        _warn_without_store()
+
+    @hooks_app.command("uninstall")
+    @handles_errors
+    def uninstall_command(
+        target: str = typer.Argument(..., help="claude-code or git."),
+        project: bool = typer.Option(False, "--project", help="claude-code: project settings (default)."),
+        local: bool = typer.Option(False, "--local", help="claude-code: local project settings."),
+        user: bool = typer.Option(False, "--user", help="claude-code: user settings."),
+        as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
+    ) -> None:
+        """Remove memctl's hooks only; other hooks and settings stay as they are."""
+        check_target(target)
+        if target == "git":
+            removed = git_hooks.uninstall_git_hooks(git_hooks.repo_root(Path.cwd()))
+            where = "git hooks"
+        else:
+            path = settings_file(chosen_scope(project, local, user))
+            removed = claude_code.uninstall_hooks(path).removed
+            where = str(path)
+        if as_json:
+            print_json({"target": target, "where": where, "removed": removed})
+            return
+        stdout.print(f"Removed from {where}: {', '.join(removed)}" if removed
+                     else f"Nothing of memctl's in {where}", markup=False)
+
+    @hooks_app.command("status")
+    @handles_errors
+    def status_command(
+        as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+    ) -> None:
+        """Show where memctl's hooks are installed (Claude Code settings files, git)."""
+        report = status_report(Path.cwd(), Path.home())
+        if as_json:
+            print_json(report)
+            return
+        print_status(report)
+
+    @hooks_app.command("shell")
+    @handles_errors
+    def shell_command(
+        shell: str = typer.Argument(..., help="bash or zsh."),
+        command: str = typer.Option("memctl", "--command", help="How the snippet calls memctl."),
+    ) -> None:
+        """Print `mem` / `memq` shell functions; add them with: memctl hooks shell bash >> ~/.bashrc"""
+        sys.stdout.write(git_hooks.shell_snippet(shell, command))
+
+
+def _warn_without_store() -> None:
+    try:
+        find_store(None, Path.cwd())
+    except StoreNotFound:
+        stderr.print("Note: no .memory/ store here yet; the hooks stay silent until `memctl init`.")

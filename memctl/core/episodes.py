@@ -1,0 +1,261 @@
+"""Episodes: what a stretch of conversation becomes in long-term memory (offline drafting).
+
+The extractive path keeps the turns' own sentences: a summary of about `ratio` of their
+length (sentence centrality, from memctl.core.summarize), the decisions and outcomes stated,
+the key topics, and an importance score in which decisions and failures weigh more.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memctl.core.conversation import Turn
+from memctl.core.sentences import split_sentences, strip_code_blocks
+from memctl.core.summarize import (
+    STOPWORDS,
+    Embed,
+    find_decisions,
+    find_outcomes,
+    key_topics,
+    summarize,
+)
+from memctl.core.tokens import estimate_tokens
+
+TOOL_OUTPUT_CHARS = 500  # long tool output is clipped before summarizing (seed rule)
+# Why: a quarter of a five-line exchange is one sentence; short stretches keep this much.
+MIN_SUMMARY_CHARS = 240
+MAX_LISTED = 8
+ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
+
+_FAILURE = re.compile(
+    r"\b(?:fail(?:ed|s|ure)?|error|bug|broke|broken|crash(?:ed|es)?|regression|outage|incident|"
+    r"rollback|rolled back|revert(?:ed)?)\b|失败|错误|故障|回滚|崩溃",
+    re.IGNORECASE,
+)
+# Why: the summarizer's outcome cues miss plain reports such as "done" or "dropped to 0.2%".
+_MORE_OUTCOMES = re.compile(
+    r"\b(?:done|dropped|rose|fell|recovered|back to normal|went (?:up|down)|works?|worked)\b"
+    r"|恢复|下降|上升",
+    re.IGNORECASE,
+)
+_TERM = re.compile(r"[#@]?[\w][\w.+/#@%-]*", re.UNICODE)
+_CJK_NUMBER = re.compile(r"\d+(?:\.\d+)?[%％]?")
+_EXPLICIT = re.compile(
+    r"\b(?:remember|always|never|from now on|prefer)\b|记住|以后|总是|不要", re.IGNORECASE
+)
+
+
+@dataclass
+class EpisodeDraft:
+    title: str
+    summary: str
+    key_topics: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    outcomes: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+    preferences: list[str] = field(default_factory=list)
+    importance: float = 0.5
+    writer: str = "extractive"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "summary": self.summary,
+            "key_topics": self.key_topics,
+            "decisions": self.decisions,
+            "outcomes": self.outcomes,
+            "facts": self.facts,
+            "preferences": self.preferences,
+            "importance": self.importance,
+            "writer": self.writer,
+        }
+
+
+def turn_sentences(turns: Sequence[Turn]) -> list[tuple[str, str]]:
+    """(role, sentence) pairs of the conversational turns, tool output clipped."""
+    pairs = []
+    for turn in turns:
+        if turn.role == "system":
+            continue
+        text = turn.content
+        if turn.role == "tool" and len(text) > TOOL_OUTPUT_CHARS:
+            text = text[:TOOL_OUTPUT_CHARS]
+        pairs.extend((turn.role, sentence) for sentence in split_sentences(strip_code_blocks(text)))
+    return pairs
+
+
+def label_runs(pairs: Sequence[tuple[str, str]]) -> str:
+    """Sentences grouped by speaker: one `User: ...` line per run of one role."""
+    lines: list[str] = []
+    current = None
+    for role, sentence in pairs:
+        if role != current:
+            lines.append(f"{ROLE_LABELS.get(role, role.title())}: {sentence}")
+            current = role
+        else:
+            lines[-1] += ("" if re.search(r"[。！？]$", lines[-1]) else " ") + sentence
+    return "\n".join(lines)
+
+
+def fact_terms(sentence: str) -> set[str]:
+    """What a summary must not lose from a sentence: numbers, identifiers and names."""
+    terms = set()
+    for index, word in enumerate(_TERM.findall(sentence)):
+        word = word.strip(".,:;'\"")
+        if not word:
+            continue
+        identifier = any(ch.isdigit() or ch in "#_/@" for ch in word)
+        name = (
+            word[0].isupper() and (index > 0 or word.isupper()) and word.casefold() not in STOPWORDS
+        )
+        if identifier or name:
+            terms.add(word.casefold())
+    terms.update(_CJK_NUMBER.findall(sentence))
+    return terms
+
+
+def _chosen_indices(sentences: Sequence[str], joined: str) -> list[int]:
+    """Which sentences summarize() kept: it joins them in order, so find them again."""
+    chosen, cursor = [], 0
+    for i, sentence in enumerate(sentences):
+        at = joined.find(sentence, cursor)
+        if at != -1 and not joined[cursor:at].strip():
+            chosen.append(i)
+            cursor = at + len(sentence)
+    return chosen
+
+
+def extractive_summary(
+    pairs: Sequence[tuple[str, str]], ratio: float, embed: Embed | None = None, min_chars: int = 0
+) -> str:
+    """Gist, then facts: half the length by sentence centrality, the rest by coverage.
+
+    The second half goes to the sentences that add the most names, numbers, identifiers,
+    decisions and outcomes not yet in the summary, so those survive the compression.
+    """
+    sentences = [sentence for _, sentence in pairs]
+    if not sentences:
+        return ""
+    total = sum(len(s) for s in sentences)
+    ratio = max(ratio, min(1.0, min_chars / total))
+    chosen = set(_chosen_indices(sentences, summarize(sentences, ratio=ratio / 2, embed=embed)))
+    covered = set().union(*(fact_terms(sentences[i]) for i in chosen)) if chosen else set()
+    length = sum(len(sentences[i]) for i in chosen)
+    ceiling = (ratio + 0.05) * total
+    terms = [fact_terms(s) for s in sentences]
+    weight = [
+        2 * bool(find_decisions(s)) + bool(find_outcomes(s) or _MORE_OUTCOMES.search(s))
+        for s in sentences
+    ]
+    while length < ratio * total:
+        best, best_gain = None, 0.0
+        for i, sentence in enumerate(sentences):
+            if i in chosen or length + len(sentence) > ceiling:
+                continue
+            gain = (len(terms[i] - covered) + weight[i]) / max(len(sentence), 40)
+            if gain > best_gain:
+                best, best_gain = i, gain
+        if best is None:
+            break
+        chosen.add(best)
+        covered |= terms[best]
+        length += len(sentences[best])
+    return label_runs([pairs[i] for i in sorted(chosen)])
+
+
+def conversation_importance(text: str, decisions: Sequence[str], outcomes: Sequence[str]) -> float:
+    """0.5, more for decisions, outcomes, failures and explicit instructions; at most 0.9."""
+    score = 0.5
+    if decisions:
+        score += 0.1
+    if outcomes:
+        score += 0.05
+    if _FAILURE.search(text):
+        score += 0.1
+    if _EXPLICIT.search(text):
+        score += 0.05
+    return round(min(score, 0.9), 2)
+
+
+def episode_title(turns: Sequence[Turn], topics: Sequence[str]) -> str:
+    if topics:
+        names = list(topics[:3])
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        return f"Conversation about {listed}"
+    for turn in turns:
+        if turn.role == "user" and turn.content.strip():
+            first = " ".join(turn.content.split())
+            return first if len(first) <= 70 else first[:69].rstrip() + "…"
+    return "Conversation"
+
+
+def draft_conversation(
+    turns: Sequence[Turn], *, ratio: float = 0.25, embed: Embed | None = None
+) -> EpisodeDraft:
+    """An episode from turns without an LLM: their own sentences, nothing made up."""
+    pairs = turn_sentences(turns)
+    text = "\n".join(sentence for _, sentence in pairs)
+    decisions = find_decisions(text)[:MAX_LISTED]
+    outcomes = [
+        s for _, s in pairs if (find_outcomes(s) or _MORE_OUTCOMES.search(s)) and s not in decisions
+    ]
+    outcomes = list(dict.fromkeys(outcomes))[:MAX_LISTED]
+    topics = key_topics(text, 5)
+    return EpisodeDraft(
+        title=episode_title(turns, topics),
+        summary=extractive_summary(pairs, ratio, embed, MIN_SUMMARY_CHARS),
+        key_topics=topics,
+        decisions=decisions,
+        outcomes=outcomes,
+        importance=conversation_importance(text, decisions, outcomes),
+    )
+
+
+def roll_summary(
+    previous: str,
+    addition: str,
+    max_tokens: int,
+    *,
+    count=estimate_tokens,
+    embed: Embed | None = None,
+) -> str:
+    """The session's rolling summary with `addition` appended; older parts shrink to make room."""
+    previous, addition = previous.strip(), addition.strip()
+    combined = "\n".join(part for part in (previous, addition) if part)
+    if not combined or count(combined) <= max_tokens:
+        return combined
+    if count(addition) > max_tokens // 2:
+        addition = _shrink(addition, 0.9 * (max_tokens // 2) / count(addition), embed)
+    room = max_tokens - count(addition)
+    previous = (
+        _shrink(previous, 0.9 * room / count(previous), embed) if previous and room > 0 else ""
+    )
+    return "\n".join(part for part in (previous, addition) if part)
+
+
+def _shrink(text: str, ratio: float, embed: Embed | None) -> str:
+    """Re-summarize a labelled summary (`User: ...` lines) to about `ratio` of its length."""
+    pairs = []
+    for line in text.splitlines():
+        label, _, rest = line.partition(": ")
+        role = next((k for k, v in ROLE_LABELS.items() if v == label), None)
+        pairs.extend((role or "user", s) for s in split_sentences(rest if role else line))
+    return extractive_summary(pairs, ratio=max(0.02, min(ratio, 1.0)), embed=embed)
+
+
+def _section(title: str, items: Sequence[str]) -> list[str]:
+    if not items:
+        return []
+    return ["", f"## {title}", *(f"- {item}" for item in items)]
+
+
+def render_episode_body(draft: EpisodeDraft) -> str:
+    lines = ["## Summary", draft.summary.strip() or "_(nothing to summarize)_"]
+    lines += _section("Decisions", draft.decisions)
+    lines += _section("Facts", draft.facts)
+    lines += _section("Preferences", draft.preferences)
+    lines += _section("Outcomes", draft.outcomes)
+    return "\n".join(lines) + "\n"

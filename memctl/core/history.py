@@ -1,0 +1,49 @@
+"""A memory's `## History` section: earlier values, kept when a newer value replaced them.
+
+The section is the last `## History` heading of the body followed only by list items
+(`- ...`, continuation lines indented two spaces). A person's own "## History" prose is
+therefore never mistaken for it. The section is the record, not the current truth, so it is
+left out of what gets embedded and searched.
+"""
+
+from __future__ import annotations
+
+HEADING = "## History"
+
+
+def split_history(body: str) -> tuple[str, list[str]]:
+    """(the current text, the history entries oldest first)."""
+    lines = body.split("\n")
+    for start in range(len(lines) - 1, -1, -1):
+        if lines[start].strip() != HEADING:
+            continue
+        tail = lines[start + 1 :]
+        if not all(not line.strip() or line.startswith(("- ", "  ")) for line in tail):
+            return body, []
+        entries: list[str] = []
+        for line in tail:
+            if line.startswith("- "):
+                entries.append(line[2:])
+            elif line.startswith("  ") and entries:
+                entries[-1] += "\n" + line[2:]
+        return "\n".join(lines[:start]).rstrip(), entries
+    return body, []
+
+
+def current_text(body: str) -> str:
+    return split_history(body)[0]
+
+
+def join_history(current: str, entries: list[str]) -> str:
+    """The body: the current text, then the history section (if there is any history)."""
+    current = current.strip("\n")
+    if not entries:
+        return current
+    items = "\n".join("- " + entry.replace("\n", "\n  ") for entry in entries)
+    return f"{current}\n\n{HEADING}\n\n{items}"
+
+
+def history_entry(stamp: str, what: str, details: list[str], text: str) -> str:
+    """One dated line: `2025-06-02T09:14:41Z replaced (confidence 0.85, ...): old text`."""
+    said = "\n".join(line.rstrip() for line in text.strip().splitlines())
+    return f"{stamp} {what} ({', '.join(details)}): {said}"

@@ -1,0 +1,119 @@
+"""`memctl mcp`: the store as an MCP server over stdio.
+
+Tools recall, add, context and forget call the same service functions as the CLI, so a memory
+added here is validated, redacted and deduplicated exactly like `memctl add`. Every memory is
+also a resource, `memctl://memory/{id}` (its Markdown file), listed with `memctl://memories`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memctl.config import Store
+from memctl.errors import MemctlError
+
+SERVER_NAME = "memctl"
+INDEX_URI = "memctl://memories"
+MEMORY_URI = "memctl://memory/{memory_id}"
+INSTRUCTIONS = (
+    "Local project memory. Call `recall` before answering questions about this project's "
+    "conventions, decisions or history; call `add` when the user states something worth "
+    "keeping (a preference, a decision, how to do a task). `context` gives a ready-made block."
+)
+
+
+def _sdk():
+    """The server class and error types, for mcp 2 (MCPServer) or mcp 1 (FastMCP)."""
+    try:
+        from mcp.server.mcpserver import MCPServer as Server
+        from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp import FastMCP as Server
+        from mcp.server.fastmcp.exceptions import ResourceError, ToolError
+    return Server, ToolError, ResourceError
+
+
+def memory_uri(memory_id: str) -> str:
+    return MEMORY_URI.format(memory_id=memory_id)
+
+
+def build_server(store: Store) -> Any:
+    """An MCP server bound to `store`; `.run("stdio")` serves it."""
+    from mcp.types import Resource
+
+    from memctl import service
+    from memctl.service.forgetting import forget_memory
+    from memctl.service.hooks import agent_context
+
+    Server, ToolError, ResourceError = _sdk()
+
+    class MemoryServer(Server):
+        async def list_resources(self):
+            """The fixed resources, then one per memory (read fresh on every listing)."""
+            listed = list(await super().list_resources())
+            for relpath, memory in service.list_memories(store).memories:
+                listed.append(Resource(
+                    uri=memory_uri(memory.id), name=memory.id, title=memory.display_title,
+                    description=f"{memory.type} memory ({relpath})", mime_type="text/markdown"))
+            return listed
+
+    server = MemoryServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def tool_call(work):
+        try:
+            return work()
+        except MemctlError as exc:  # the model reads the message and can correct its call
+            raise ToolError(str(exc)) from None
+
+    @server.tool(description="Find memories by meaning and exact words. Returns the best `k`.")
+    def recall(query: str, k: int = 5, types: list[str] | None = None,
+               tags: list[str] | None = None) -> list[dict]:
+        hits = tool_call(lambda: service.recall(store, query, k=k, types=types or None,
+                                                tags=tags or None))
+        return [hit.to_dict() for hit in hits]
+
+    @server.tool(description=(
+        "Remember something durable: one fact, preference, decision or procedure per call. "
+        "type is one of episodic, semantic, procedural, preference, profile, knowledge. "
+        "Secrets and personal data are redacted before anything is written."))
+    def add(text: str, type: str = "semantic", title: str | None = None,
+            tags: list[str] | None = None, importance: float | None = None,
+            pinned: bool = False, agent: str | None = None) -> dict:
+        result = tool_call(lambda: service.add_memory(
+            store, text, type=type, title=title, tags=tags or [], importance=importance,
+            pinned=pinned, agent=agent))
+        return result.to_dict()
+
+    @server.tool(description=(
+        "A Markdown block of what this project remembers, within `budget` tokens; with "
+        "`query`, focused on it."))
+    def context(query: str | None = None, budget: int = 2000) -> str:
+        return tool_call(lambda: agent_context(store, query=query, budget=budget))
+
+    @server.tool(description="Forget a memory by id: its file and index rows are removed.")
+    def forget(id: str) -> dict:  # noqa: A002 - the argument name the client sees
+        return tool_call(lambda: forget_memory(store, id))
+
+    @server.resource(INDEX_URI, name="memories", mime_type="application/json",
+                     description="Every memory: id, title, type, tags and its resource URI.")
+    def memories_index() -> str:
+        listing = service.list_memories(store)
+        return json.dumps([{"id": m.id, "title": m.display_title, "type": m.type,
+                            "tags": list(m.tags), "uri": memory_uri(m.id)}
+                           for _, m in listing.memories], ensure_ascii=False)
+
+    @server.resource(MEMORY_URI, name="memory", mime_type="text/markdown",
+                     description="One memory's Markdown file, front matter included.")
+    def memory_file(memory_id: str) -> str:
+        try:
+            path, _ = service.get_memory(store, memory_id)
+            return path.read_text(encoding="utf-8")
+        except (MemctlError, OSError) as exc:
+            raise ResourceError(str(exc)) from None
+
+    return server
+
+
+def serve_stdio(store: Store) -> None:
+    build_server(store).run("stdio")

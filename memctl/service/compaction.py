@@ -1,0 +1,292 @@
+"""`memctl compact`: trim sessions past their limits, end idle ones, consolidate episodes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memctl.config import Store
+from memctl.core.consolidation import (
+    EpisodeGroup,
+    EpisodeInfo,
+    KnowledgeDraft,
+    draft_knowledge,
+    group_episodes,
+    group_topic,
+    render_knowledge_body,
+)
+from memctl.core.memory import Memory, now_iso, slugify
+from memctl.core.sync import embed_hash
+from memctl.errors import MemctlError
+from memctl.service.episodes import with_embeddings
+from memctl.service.lookup import list_memories
+from memctl.service.session import FoldReport, end_idle_sessions, trim_sessions
+from memctl.service.writing import build_memory
+from memctl.store.files import path_for, write_memory
+
+KNOWLEDGE_SYSTEM = (
+    "You consolidate an AI agent's past episodes into one piece of reusable knowledge. Use only "
+    "what the records state: never invent names, numbers, causes, decisions or outcomes. Keep "
+    "names, numbers and identifiers exactly as written. Reply with one JSON object, nothing else."
+)
+KNOWLEDGE_ASK = """The {n} records below are about "{topic}".
+
+{records}
+
+Return JSON with these keys:
+"topic": a short name for what the records are about;
+"content": the knowledge they support: recurring situations, what worked and what failed,
+decisions, facts, preferences and outcomes;
+"key_points": up to 8 points, one sentence each;
+"confidence": 0.5 to 1.0, how consistently the records support the content."""
+RECORD_CHARS = 1500
+
+
+@dataclass
+class Consolidation:
+    group: EpisodeGroup
+    title: str
+    knowledge_id: str | None = None
+    path: str | None = None
+    writer: str = "extractive"
+    usage: dict[str, Any] | None = None
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "reason": self.group.reason,
+            "key": self.group.key,
+            "sources": list(self.group.ids),
+            "title": self.title,
+            "knowledge_id": self.knowledge_id,
+            "path": self.path,
+            "writer": self.writer,
+            "usage": self.usage,
+            "warning": self.warning,
+        }
+        return {k: v for k, v in data.items() if v is not None}
+
+
+@dataclass
+class CompactReport:
+    dry_run: bool
+    sessions: list[FoldReport] = field(default_factory=list)
+    consolidations: list[Consolidation] = field(default_factory=list)
+    problems: list[dict] = field(default_factory=list)
+
+    @property
+    def written(self) -> int:
+        return sum(1 for f in self.sessions if f.episode_id) + sum(
+            1 for c in self.consolidations if c.knowledge_id
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "written": self.written,
+            "sessions": [f.to_dict() for f in self.sessions],
+            "consolidations": [c.to_dict() for c in self.consolidations],
+            "problems": self.problems,
+        }
+
+
+def compact(store: Store, *, dry_run: bool = False, now: float | None = None) -> CompactReport:
+    """Sessions first (their new episodes can join a consolidation), then consolidation."""
+    now = time.time() if now is None else now
+    report = CompactReport(dry_run)
+    report.sessions = end_idle_sessions(store, now=now, dry_run=dry_run) + trim_sessions(
+        store, dry_run=dry_run
+    )
+    report.consolidations, report.problems = consolidate(store, dry_run=dry_run, now=now)
+    return report
+
+
+def consolidation_candidates(memories: Sequence[tuple[str, Memory]]) -> list[tuple[str, Memory]]:
+    """Episodes not consolidated yet: no `consolidated_into`, and no knowledge derived from them."""
+    derived = {
+        r.get("target")
+        for _, m in memories
+        if m.type == "knowledge"
+        for r in m.relations
+        if r.get("type") == "derived_from"
+    }
+    return [
+        (relpath, m)
+        for relpath, m in memories
+        if m.type == "episodic" and not m.extra.get("consolidated_into") and m.id not in derived
+    ]
+
+
+def consolidate(
+    store: Store, *, dry_run: bool = False, now: float | None = None
+) -> tuple[list[Consolidation], list[dict]]:
+    settings = store.section("compact")
+    min_size = max(2, int(settings.get("min_episodes", 3)))
+    listing = list_memories(store)
+    candidates = consolidation_candidates(listing.memories)
+    if len(candidates) < min_size:
+        return [], listing.problems
+    infos = [
+        EpisodeInfo(
+            m.id,
+            str(m.extra.get("target") or "") or None,
+            tuple(m.tags),
+            str(m.extra.get("occurred_at") or m.created or ""),
+        )
+        for _, m in candidates
+    ]
+    groups = group_episodes(
+        infos,
+        min_size=min_size,
+        similarity=_similarity(store, [m for _, m in candidates]),
+        threshold=float(settings.get("similarity", 0.7)),
+        ignore_tags=settings.get("ignore_tags") or (),
+    )
+    by_id = {m.id: (relpath, m) for relpath, m in candidates}
+    done = []
+    for group in groups:
+        members = [by_id[i][1] for i in group.ids]
+        draft, usage, warning = _draft(store, group, members, allow_llm=not dry_run)
+        item = Consolidation(group, draft.title, writer=draft.writer, usage=usage, warning=warning)
+        if not dry_run:
+            knowledge = _write_knowledge(store, draft, group, members, now)
+            item.knowledge_id, item.path = knowledge.id, str(path_for(store.root, knowledge))
+            for member_id in group.ids:
+                mark_consolidated(store, by_id[member_id][0], member_id, knowledge.id, now)
+        done.append(item)
+    if done and not dry_run:
+        from memctl.service.indexing import sync_index
+
+        sync_index(store)
+    return done, listing.problems
+
+
+def _similarity(store: Store, memories: Sequence[Memory]):
+    """Cosine similarity of the episodes, from the index's vectors where it has them."""
+    import numpy as np
+
+    from memctl.service.indexing import MODEL_ID, index_text, open_index
+
+    texts = [index_text(m) for m in memories]
+    hashes = [embed_hash(MODEL_ID, t) for t in texts]
+    try:
+        known = open_index(store).vectors_for(sorted(set(hashes)))
+    except Exception:  # noqa: BLE001 - the index is a cache; embed instead
+        known = {}
+    missing = [i for i, h in enumerate(hashes) if h not in known]
+    vectors = np.zeros((len(texts), 384), dtype=np.float32)
+    if missing:
+        from memctl.integrations.embedder import get_embedder
+
+        embedded = get_embedder().embed([texts[i] for i in missing])
+        for i, vector in zip(missing, embedded):
+            vectors[i] = vector
+    for i, h in enumerate(hashes):
+        if h in known:
+            vectors[i] = np.asarray(known[h], dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return vectors @ vectors.T
+
+
+def _draft(store: Store, group: EpisodeGroup, members: list[Memory], *, allow_llm: bool):
+    warning = None
+    if allow_llm:
+        from memctl.integrations.llm import llm_settings
+
+        llm = llm_settings(store)
+        if llm:
+            try:
+                return _draft_with_llm(llm, group, members)
+            except MemctlError as exc:
+                warning = f"LLM consolidation failed, wrote an extractive one instead: {exc}"
+    return with_embeddings(store, draft_knowledge, group, members), None, warning
+
+
+def _draft_with_llm(llm: dict, group: EpisodeGroup, members: list[Memory]):
+    from memctl.integrations.llm import LLMBadOutput, complete_json
+
+    topic = group_topic(group, members)
+    records = []
+    for number, memory in enumerate(members, start=1):
+        when = str(memory.extra.get("occurred_at") or memory.created or "")[:10]
+        outcome = f", outcome: {memory.extra['outcome']}" if memory.extra.get("outcome") else ""
+        records.append(
+            f"### Record {number} ({when}{outcome}): {memory.display_title}\n"
+            + memory.body[:RECORD_CHARS]
+        )
+    prompt = KNOWLEDGE_ASK.format(n=len(members), topic=topic, records="\n\n".join(records))
+    messages = [
+        {"role": "system", "content": KNOWLEDGE_SYSTEM},
+        {"role": "user", "content": prompt},
+    ]
+    data, reply = complete_json(llm, messages, mock_response=llm.get("mock_response"))
+    if not isinstance(data, dict) or not str(data.get("content") or "").strip():
+        raise LLMBadOutput(f"The LLM '{llm['model']}' returned no knowledge content.")
+    points = data.get("key_points") if isinstance(data.get("key_points"), list) else []
+    points = [" ".join(str(p).split()) for p in points if str(p).strip()][:8]
+    try:
+        confidence = min(max(float(data.get("confidence", 0.7)), 0.5), 1.0)
+    except (TypeError, ValueError):
+        confidence = 0.7
+    name = " ".join(str(data.get("topic") or topic).split())[:80] or topic
+    draft = KnowledgeDraft(
+        title=f"About {name} (from {len(members)} episodes)",
+        topic=name,
+        body=render_knowledge_body(str(data["content"]).strip(), points, members),
+        key_points=points,
+        confidence=round(confidence, 2),
+        writer=f"llm:{llm['model']}",
+    )
+    return draft, reply.usage(), None
+
+
+def _write_knowledge(
+    store: Store,
+    draft: KnowledgeDraft,
+    group: EpisodeGroup,
+    members: list[Memory],
+    now: float | None,
+) -> Memory:
+    ignored = {t.casefold() for t in store.section("compact").get("ignore_tags") or ()}
+    shared = set.intersection(*(set(m.tags) for m in members)) if members else set()
+    tags = {t for t in shared if t.casefold() not in ignored}
+    if group.reason == "tag":
+        tags.add(group.key)
+    if group.reason == "target":
+        tags.add(slugify(group.key))
+    extra: dict[str, Any] = {"topic": draft.topic, "consolidated_by": draft.writer}
+    if group.reason == "target":
+        extra["target"] = group.key
+    memory = build_memory(
+        draft.body,
+        type="knowledge",
+        title=draft.title,
+        tags=sorted(tags),
+        importance=max(m.importance for m in members),
+        confidence=draft.confidence,
+        source="system_generated",
+        created=now_iso(now),
+        extra=extra,
+        relations=[{"type": "derived_from", "target": m.id} for m in members],
+    )
+    write_memory(path_for(store.root, memory), memory)
+    return memory
+
+
+def mark_consolidated(
+    store: Store, relpath: str, episode_id: str, knowledge_id: str, now: float | None = None
+) -> None:
+    """Record in the episode's front matter that it was consolidated (the file stays)."""
+    from memctl.service.merging import rewrite_memory
+
+    stamp = now_iso(now)
+
+    def change(current: Memory) -> tuple[Memory, str]:
+        current.extra["consolidated_into"] = knowledge_id
+        current.updated = stamp
+        return current, "consolidated"
+
+    rewrite_memory(store, episode_id, relpath, change)

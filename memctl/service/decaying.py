@@ -1,0 +1,179 @@
+"""Decay: score every memory, archive the most forgettable ones, restore them on demand.
+
+Archiving is a soft delete: the file moves under `archive/` (same relative path), its rows
+leave the main index, and a line goes to `archive/ARCHIVE_LOG.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
+from memctl.core.decay import ARCHIVE, DecayDecision, DecayInput, DecaySettings, plan_decay
+from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
+from memctl.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
+from memctl.service.indexing import indexed_files, open_index, sync_index
+from memctl.store.access import load_access
+from memctl.store.files import file_lock, paths_with_id, read_memory
+
+# Not a *.md file, so the scanner never takes it for a memory.
+ARCHIVE_LOG = "ARCHIVE_LOG.jsonl"
+
+
+@dataclass
+class DecayReport:
+    now: datetime
+    decisions: list[DecayDecision]
+    applied: bool = False
+    moved: list[dict[str, str]] = field(default_factory=list)
+    problems: list[dict] = field(default_factory=list)
+    paths: dict[str, str] = field(default_factory=dict, repr=False)  # id -> relative path
+
+    @property
+    def to_archive(self) -> list[DecayDecision]:
+        return [d for d in self.decisions if d.action == ARCHIVE]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "now": self.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "applied": self.applied,
+            "memories": len(self.decisions),
+            "to_archive": len(self.to_archive),
+            "decisions": [d.to_dict() for d in self.decisions],
+            "moved": self.moved,
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class ScannedMemory:
+    relpath: str
+    memory: Memory
+    mtime: datetime
+
+
+def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemory], list[dict]]:
+    """Memories outside archive/ (or only those in it), with problems for unreadable files."""
+    found, problems, seen = [], [], {}
+    for relpath, stat in sorted(indexed_files(store, archive).items()):
+        try:
+            memory = read_memory(store.root, relpath)
+        except InvalidMemoryFile as exc:
+            problems.append(exc.to_dict())
+            continue
+        if memory.id in seen:
+            problems.append({"path": str(store.root / relpath), "line": 2,
+                             "problem": f"duplicate id '{memory.id}' (also in {seen[memory.id]})"})
+            continue
+        seen[memory.id] = relpath
+        mtime = datetime.fromtimestamp(stat.mtime_ns / 1e9, tz=timezone.utc)
+        found.append(ScannedMemory(relpath, memory, mtime))
+    return found, problems
+
+
+def plan(store: Store, now: datetime | None = None,
+         scanned: tuple[list[ScannedMemory], list[dict]] | None = None) -> DecayReport:
+    """What decay would do now: every memory outside archive/ with its score and action."""
+    now = now or datetime.now(timezone.utc)
+    settings = DecaySettings.from_config(store.section("decay"))
+    scanned, problems = scanned or scan_memories(store)
+    access = load_access(store.state_dir)
+    items = []
+    for entry in scanned:
+        memory, stat = entry.memory, access.get(entry.memory.id)
+        items.append(DecayInput(
+            id=memory.id,
+            title=memory.display_title,
+            type=memory.type,
+            # Why: hand-written files often lack `created`; their mtime is the best age we have.
+            created=parse_time(memory.created) or entry.mtime,
+            importance=float(memory.importance),
+            pinned=bool(memory.pinned),
+            expires=parse_time(memory.expires),
+            access_count=stat.count if stat else 0,
+            last_access=stat.last_access if stat else None,
+        ))
+    paths = {entry.memory.id: entry.relpath for entry in scanned}
+    return DecayReport(now, plan_decay(items, now, settings), problems=problems, paths=paths)
+
+
+def run_decay(store: Store, apply: bool = False, now: datetime | None = None) -> DecayReport:
+    """Dry run by default; with `apply`, archive what the plan marks and update the index."""
+    report = plan(store, now)
+    if not apply:
+        return report
+    for decision in report.to_archive:
+        source = report.paths[decision.id]
+        target = f"{ARCHIVE_DIRNAME}/{source}"
+        _move(store, source, target)
+        report.moved.append({"id": decision.id, "from": source, "to": target})
+        append_log(store, {"when": now_iso(), "action": "archive", "id": decision.id,
+                           "title": decision.title, "score": decision.score,
+                           "reason": decision.reason, "path": target})
+    report.applied = True
+    if report.moved:
+        _sync_both(store)  # the archived files' rows leave the main index
+    return report
+
+
+def restore_memory(store: Store, memory_id: str) -> dict[str, str]:
+    """Move an archived memory back where it came from and index it again."""
+    archived = paths_with_id(store.root, memory_id, indexed_files(store, archive=True))
+    if not archived:
+        if paths_with_id(store.root, memory_id, indexed_files(store)):
+            raise MemctlError(f"Memory '{memory_id}' is not archived.")
+        raise MemoryNotFound(memory_id)
+    source = archived[0]
+    memory = read_memory(store.root, source)
+    target = _restored_path(source, memory)
+    _move(store, source, target)
+    append_log(store, {"when": now_iso(), "action": "restore", "id": memory.id,
+                       "title": memory.display_title, "path": target})
+    _sync_both(store)
+    return {"id": memory.id, "from": source, "to": target}
+
+
+def _sync_both(store: Store) -> None:
+    """The main index, and the archive's one if it was ever built (it is otherwise built on demand)."""
+    sync_index(store)
+    if open_index(store, archive=True).exists():
+        sync_index(store, archive=True)
+
+
+def log_path(store: Store) -> Path:
+    return store.archive_dir / ARCHIVE_LOG
+
+
+def append_log(store: Store, entry: dict[str, Any]) -> None:
+    """One JSON line per event; appended under a lock so concurrent runs never interleave."""
+    path = log_path(store)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+    with file_lock(store.state_dir / "archive.lock"), open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _restored_path(archived: str, memory: Memory) -> str:
+    """archive/<rest> goes back to <rest>; a file dropped loose in archive/ to its type folder."""
+    rest = archived[len(ARCHIVE_DIRNAME) + 1:]
+    top = rest.split("/", 1)[0]
+    if "/" in rest and (top in MEMORY_TYPES or top == PRIVATE_DIRNAME):
+        return rest
+    folder = f"{PRIVATE_DIRNAME}/{memory.type}" if memory.scope == "private" else memory.type
+    return f"{folder}/{Path(rest).name}"
+
+
+def _move(store: Store, source: str, target: str) -> None:
+    """Atomic rename; never over an existing file."""
+    destination = store.root / target
+    if destination.exists():
+        raise MemctlError(f"Cannot move {store.root / source}: {destination} already exists.")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(store.root / source, destination)

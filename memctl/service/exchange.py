@@ -1,0 +1,324 @@
+"""Export memories to JSONL and to agents' own files; import them back through `add_memory`.
+
+JSONL is the lossless form (one memory per line: its front matter fields plus `body`), so an
+export imported into an empty store gives the same memories, ids included. CLAUDE.md,
+AGENTS.md and Cursor rules are the agents' forms: what fits a token budget, written into a
+managed section or into memctl's own rule files so the rest stays the author's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memctl.config import Store
+from memctl.core import agent_files
+from memctl.core.frontmatter import front_matter_dict
+from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
+from memctl.errors import InvalidMemoryFile, LowValueContent, MemctlError, UsageError
+from memctl.service.lookup import list_memories
+from memctl.service.writing import AddResult, add_memory, build_memory
+from memctl.store.files import atomic_write
+
+FORMATS = ("jsonl", "claude-md", "agents-md", "cursor-rules")
+DEFAULT_TARGETS = {"claude-md": "CLAUDE.md", "agents-md": "AGENTS.md", "cursor-rules": ".cursor/rules"}
+IMPORT_FORMATS = ("jsonl", "markdown", "mdc")
+STDOUT = "-"
+
+
+class ImportRefused(MemctlError):
+    """Problems found before anything was written; each names the file and line."""
+
+    kind = "invalid_file"
+
+    def __init__(self, problems: list[InvalidMemoryFile]):
+        self.problems = problems
+        lines = "\n".join(str(p) for p in problems[:20])
+        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        super().__init__(f"Nothing imported; fix these first:\n{lines}{more}")
+
+
+@dataclass
+class ExportResult:
+    format: str
+    exported: int
+    omitted: int                       # left out by the token budget
+    written: list[Path] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)
+    text: str | None = None            # the output, when it goes to stdout
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.format, "exported": self.exported, "omitted": self.omitted,
+                "written": [str(p) for p in self.written], "removed": [str(p) for p in self.removed]}
+
+
+@dataclass
+class ImportResult:
+    source: Path
+    format: str
+    added: list[AddResult] = field(default_factory=list)
+    merged: list[AddResult] = field(default_factory=list)         # into (or updating) a memory
+    skipped: list[dict[str, Any]] = field(default_factory=list)   # {line, reason, id?}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": str(self.source), "format": self.format,
+                "added": [r.to_dict() for r in self.added],
+                "merged": [r.to_dict() for r in self.merged], "skipped": self.skipped}
+
+
+# --- export ---------------------------------------------------------------------------------
+
+
+def memory_record(memory: Memory) -> dict[str, Any]:
+    """One JSONL line's object: every front matter field, then the body."""
+    record = front_matter_dict(memory, full=True)
+    record["body"] = memory.body.strip("\n")
+    return record
+
+
+def export_memories(store: Store, fmt: str, *, project_root: Path, output: str | None = None,
+                    types: list[str] | None = None, budget: int | None = None,
+                    include_private: bool | None = None) -> ExportResult:
+    """Write memories in `fmt`; `output` "-" returns the text instead of writing it.
+
+    JSONL takes every memory (private ones too) unless `include_private` is False; the agent
+    files take project memories of the standing types (not episodes) unless told otherwise.
+    """
+    if fmt not in FORMATS:
+        raise UsageError(f"Unknown format '{fmt}'. Choose one of: {', '.join(FORMATS)}.")
+    for kind in types or ():
+        if kind not in MEMORY_TYPES:
+            raise UsageError(f"Unknown type '{kind}'. Choose one of: {', '.join(MEMORY_TYPES)}.")
+    if budget is not None and budget < 1:
+        raise UsageError("--budget must be at least 1 token.")
+    if include_private is None:
+        include_private = fmt == "jsonl"
+    default_types = None if fmt == "jsonl" else list(agent_files.AGENT_FILE_TYPES)
+    listing = list_memories(store, types or default_types)
+    memories = [m for _, m in listing.memories if include_private or m.scope != "private"]
+
+    if fmt == "jsonl":
+        chosen = agent_files.priority_order(memories) if budget else memories
+        lines, used = [], 0
+        for memory in chosen:
+            line = json.dumps(memory_record(memory), ensure_ascii=False)
+            if budget is not None and used + _tokens(line) > budget:
+                continue
+            lines.append(line)
+            used += _tokens(line)
+        text = "".join(line + "\n" for line in lines)
+        result = ExportResult(fmt, len(lines), len(memories) - len(lines))
+        return _deliver(result, text, output)
+
+    selection = agent_files.select_within_budget(memories, budget, fmt)
+    exported = sum(len(v) for v in selection.by_type.values())
+    result = ExportResult(fmt, exported, selection.omitted)
+    if fmt == "cursor-rules":
+        return _write_cursor_rules(result, selection, output, project_root)
+    section = agent_files.managed_section(selection, fmt)
+    if output == STDOUT:
+        result.text = section + "\n"
+        return result
+    target = Path(output) if output else project_root / DEFAULT_TARGETS[fmt]
+    existing = target.read_text(encoding="utf-8") if target.exists() else ""
+    updated = agent_files.replace_managed_section(existing, section, str(target))
+    if updated != existing:
+        atomic_write(target, updated.encode("utf-8"))
+        result.written.append(target)
+    return result
+
+
+def _tokens(text: str) -> int:
+    from memctl.core.tokens import estimate_tokens
+
+    return estimate_tokens(text)
+
+
+def _deliver(result: ExportResult, text: str, output: str | None) -> ExportResult:
+    if output in (None, STDOUT):
+        result.text = text
+        return result
+    target = Path(output)
+    atomic_write(target, text.encode("utf-8"))
+    result.written.append(target)
+    return result
+
+
+def _write_cursor_rules(result: ExportResult, selection: agent_files.Selection,
+                        output: str | None, root: Path) -> ExportResult:
+    if output == STDOUT:
+        result.text = "\n".join(agent_files.cursor_rule(kind, memories)
+                                for kind, memories in selection.by_type.items())
+        return result
+    folder = Path(output) if output else root / DEFAULT_TARGETS["cursor-rules"]
+    wanted = {folder / f"memctl-{kind}.mdc": agent_files.cursor_rule(kind, memories)
+              for kind, memories in selection.by_type.items()}
+    for path, text in wanted.items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            atomic_write(path, text.encode("utf-8"))
+            result.written.append(path)
+    for stale in sorted(folder.glob("memctl-*.mdc")) if folder.is_dir() else ():
+        if stale not in wanted and agent_files.is_generated_rule(stale.read_text(encoding="utf-8")):
+            stale.unlink()  # a type with nothing left to export; only files memctl wrote
+            result.removed.append(stale)
+    return result
+
+
+# --- import ---------------------------------------------------------------------------------
+
+
+def detect_import_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suffix == ".mdc":
+        return "mdc"
+    return "markdown"
+
+
+@dataclass
+class _Pending:
+    line: int
+    text: str
+    fields: dict[str, Any]
+
+
+def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResult:
+    """Add the memories in `path` through `add_memory` (redaction, the low-value gate, dedup).
+
+    A JSONL file is checked first: one bad line and nothing is written. Memories already in the
+    store (same id, or same text) are skipped, so importing a file twice adds nothing the
+    second time; so are items the write path turns down, each reported with its line.
+    """
+    fmt = fmt or detect_import_format(path)
+    if fmt not in IMPORT_FORMATS:
+        raise UsageError(f"Unknown import format '{fmt}'. Choose one of: {', '.join(IMPORT_FORMATS)}.")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise MemctlError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidMemoryFile(path, raw[: exc.start].count(b"\n") + 1, "not UTF-8 text") from None
+    if fmt == "jsonl":
+        pending = _read_jsonl(text, path)
+    else:
+        pending = _read_agent_file(text, path, fmt)
+
+    from memctl.service.redaction import redact_for_store
+
+    result = ImportResult(path, fmt)
+    existing = list_memories(store, include_archived=True).memories
+    known_ids = {m.id for _, m in existing}
+    known_texts = {_normal(m.body) for _, m in existing}
+    for item in pending:
+        memory_id = item.fields.get("memory_id")
+        if memory_id and memory_id in known_ids:
+            result.skipped.append({"line": item.line, "id": memory_id, "reason": "id already in the store"})
+            continue
+        if not memory_id and _normal(redact_for_store(store, item.text).text) in known_texts:
+            result.skipped.append({"line": item.line, "reason": "already remembered"})
+            continue
+        try:
+            # Why: a restored record already passed the low-value gate in the store it came from.
+            added = add_memory(store, item.text, sync=False, force=bool(memory_id), **item.fields)
+        except LowValueContent as exc:
+            result.skipped.append({"line": item.line, "reason": str(exc)})
+            continue
+        if added.action == "created":
+            result.added.append(added)
+        else:
+            result.merged.append(added)
+        known_ids.add(added.memory.id)
+        known_texts.add(_normal(added.memory.body))
+    if result.added or result.merged:
+        from memctl.service.indexing import sync_index
+
+        sync_index(store)
+    return result
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+_RECORD_FIELDS = {"title", "type", "tags", "importance", "confidence", "source", "agent",
+                  "created", "updated", "expires", "pinned", "relations"}
+
+
+def _read_jsonl(text: str, path: Path) -> list[_Pending]:
+    pending: list[_Pending] = []
+    problems: list[InvalidMemoryFile] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise ValueError("a line must be a JSON object")
+            item = _record_to_pending(record, number)
+            build_memory(item.text, **item.fields)  # the same checks add_memory makes
+        except json.JSONDecodeError as exc:
+            problems.append(InvalidMemoryFile(path, number, f"not valid JSON ({exc.msg})"))
+            continue
+        except (ValueError, TypeError, MemctlError) as exc:
+            problems.append(InvalidMemoryFile(path, number, str(exc)))
+            continue
+        pending.append(item)
+    if problems:
+        raise ImportRefused(problems)
+    return pending
+
+
+def _record_to_pending(record: dict[str, Any], line: int) -> _Pending:
+    body = record.get("body", record.get("text"))
+    if not isinstance(body, str) or not body.strip():
+        raise ValueError("needs a non-empty 'body' (or 'text')")
+    tags = record.get("tags") or []
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.split(",")]
+    if not isinstance(tags, list):
+        raise ValueError("'tags' must be a list")
+    fields: dict[str, Any] = {k: record[k] for k in _RECORD_FIELDS if record.get(k) is not None}
+    fields["tags"] = [str(t) for t in tags]
+    if record.get("id"):
+        fields["memory_id"] = str(record["id"])
+    fields["private"] = record.get("scope") == "private"
+    for key in ("importance", "confidence"):
+        if key in fields:
+            fields[key] = float(fields[key])
+    if "pinned" in fields:
+        fields["pinned"] = bool(fields["pinned"])
+    if fields.get("source", SOURCES[0]) not in SOURCES:
+        raise ValueError(f"'source' is '{fields['source']}'; expected one of {', '.join(SOURCES)}")
+    relations = fields.get("relations", [])
+    if not isinstance(relations, list) or not all(isinstance(r, dict) for r in relations):
+        raise ValueError("'relations' must be a list of {type, target}")
+    known = set(FIELD_ORDER) | {"body", "text", "path"}
+    extra = {k: v for k, v in record.items() if k not in known}
+    if extra:
+        fields["extra"] = extra
+    return _Pending(line, body, fields)
+
+
+def _read_agent_file(text: str, path: Path, fmt: str) -> list[_Pending]:
+    first_line, default_type, extra = 1, "semantic", {}
+    if fmt == "mdc":
+        front, text, first_line = agent_files.split_mdc(text, str(path))
+        default_type = agent_files.type_for_heading(front.get("description", ""))
+        if front.get("globs"):
+            extra["globs"] = front["globs"]
+    items = agent_files.read_instructions(text, first_line=first_line, default_type=default_type,
+                                          source=str(path))
+    pending = []
+    for item in items:
+        fields: dict[str, Any] = {
+            "type": item.type, "title": item.title, "source": "external_data",
+            "tags": [slugify(item.heading, 32)] if item.heading else [],
+            "extra": {"imported_from": f"{path.name}:{item.line}", **extra},
+        }
+        pending.append(_Pending(item.line, item.text, fields))
+    return pending

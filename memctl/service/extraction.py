@@ -1,0 +1,285 @@
+"""`memctl extract`: a conversation in, a plan of ADD / UPDATE / NOOP out, then (unless a dry
+run) the plan applied through the normal write path.
+
+Offline, the rule-based extractor proposes candidates and dedup decides each operation. With
+an LLM configured, the model sees the conversation and the nearest stored memories and returns
+the operations as JSON, checked strictly; its ADDs still go through dedup. The whole plan is
+checked before the first write, so a bad plan writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from memctl.config import Store
+from memctl.core.conversation import Turn
+from memctl.core.extract_llm import build_messages, checker
+from memctl.core.extract_rules import extract_candidates
+from memctl.core.history import current_text
+from memctl.core.memory import Memory
+from memctl.core.quality import low_value_reason
+from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
+from memctl.errors import UsageError
+from memctl.service.indexing import index_text, open_index, sync_index
+from memctl.service.merging import embed_texts, nearest_memories, thresholds
+from memctl.service.redaction import redact_for_store
+from memctl.service.writing import AddResult, add_memory, build_memory
+
+
+@dataclass
+class PlanItem:
+    op: str  # ADD | UPDATE | NOOP
+    type: str
+    text: str
+    confidence: float
+    source: str
+    target_id: str | None = None
+    target_item: int | None = None  # an earlier item of this plan (1-based) that it repeats or revises
+    reason: str = ""
+    similarity: float | None = None
+    subject: str | None = None
+
+    @property
+    def target_label(self) -> str:
+        if self.target_id:
+            return self.target_id
+        return f"item {self.target_item}" if self.target_item else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ExtractResult:
+    source: str
+    mode: str  # "rules" or "llm"
+    turns: int
+    plan: list[PlanItem]
+    dry_run: bool
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "source": self.source,
+            "mode": self.mode,
+            "turns": self.turns,
+            "dry_run": self.dry_run,
+            "plan": [item.to_dict() for item in self.plan],
+            "skipped": self.skipped,
+            "applied": self.applied,
+            "redacted": self.redacted,
+        }
+        if self.usage is not None:
+            data["usage"] = self.usage
+        return data
+
+
+def extract(
+    store: Store,
+    turns: list[Turn],
+    *,
+    source: str = "<input>",
+    dry_run: bool = False,
+    use_llm: bool | None = None,
+    mock_response: str | list[str] | None = None,
+) -> ExtractResult:
+    """Plan the memories a conversation states and, unless `dry_run`, write them.
+
+    `use_llm`: None means "if one is configured". `mock_response` goes to litellm's mock path.
+    """
+    from memctl.integrations.llm import llm_settings
+
+    settings = llm_settings(store)
+    if use_llm and settings is None:
+        raise UsageError("No LLM configured: set llm.model in config.yaml or MEMCTL_LLM_MODEL, or use --no-llm.")
+    turns, redacted = _redacted_turns(store, turns)
+    sync_index(store)
+    if settings is not None and use_llm is not False:
+        plan, usage = _llm_plan(store, turns, settings, mock_response)
+        mode = "llm"
+    else:
+        plan, usage, mode = _rules_plan(store, turns), None, "rules"
+    plan, skipped = _vet(store, plan)
+    result = ExtractResult(source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage)
+    if not dry_run:
+        result.applied = apply_plan(store, plan)
+    return result
+
+
+def _redacted_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], dict[str, int]]:
+    """Redact before anything leaves for an LLM or reaches a file."""
+    counts: dict[str, int] = {}
+    cleaned = []
+    for turn in turns:
+        redaction = redact_for_store(store, turn.content)
+        for kind, n in redaction.counts.items():
+            counts[kind] = counts.get(kind, 0) + n
+        cleaned.append(Turn(turn.role, redaction.text, turn.timestamp))
+    return cleaned, counts
+
+
+# --- planning -----------------------------------------------------------------------------
+
+def _rules_plan(store: Store, turns: list[Turn]) -> list[PlanItem]:
+    candidates = extract_candidates(turns)
+    proposed = [
+        (build_memory(c.text, type=c.type, confidence=c.confidence, source=c.source,
+                      extra={"subject": c.subject_key}), "")
+        for c in candidates
+    ]
+    return _dedup_plan(store, proposed)
+
+
+def _dedup_plan(store: Store, proposed: list[tuple[Memory, str] | PlanItem]) -> list[PlanItem]:
+    """ADD, NOOP (near duplicate) or UPDATE (same subject) for each proposed memory, against the
+    store and against the earlier items of the same plan. Ready PlanItems pass through."""
+    fresh = [entry for entry in proposed if not isinstance(entry, PlanItem)]
+    vectors = iter(embed_texts(store, [index_text(memory) for memory, _ in fresh]) if fresh else [])
+    limits = thresholds(store)
+    plan: list[PlanItem] = []
+    planned: list[tuple[int, Memory, Any]] = []  # (item number, memory, vector) of earlier ADDs
+    for entry in proposed:
+        if isinstance(entry, PlanItem):
+            plan.append(entry)
+            continue
+        memory, note = entry
+        vector = next(vectors)
+        subject = memory.extra.get("subject") or derive_subject(memory.body, memory.type)
+        if subject:
+            memory.extra["subject"] = subject
+        neighbors = nearest_memories(store, memory, vector)
+        earlier = {m.id: number for number, m, _ in planned}
+        neighbors += [Neighbor(m, "", float(vector @ v)) for _, m, v in planned if m.scope == memory.scope]
+        decision = decide(memory, memory.extra.get("subject"), neighbors, limits)
+        item = _item(memory, decision, earlier, note)
+        plan.append(item)
+        if item.op == "ADD":
+            planned.append((len(plan), memory, vector))
+    return plan
+
+
+def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str) -> PlanItem:
+    op = {"add": "ADD", "merge": "NOOP", "update": "UPDATE"}[decision.op]
+    item = PlanItem(op, memory.type, memory.body, memory.confidence, memory.source,
+                    subject=memory.extra.get("subject"))
+    if decision.target is None:
+        item.reason = note or "new"
+        return item
+    target = decision.target.memory
+    if target.id in earlier:
+        item.target_item = earlier[target.id]
+    else:
+        item.target_id = target.id
+    item.similarity = round(decision.target.similarity, 4)
+    if op == "NOOP":
+        item.reason = f"{decision.reason} ({item.similarity:.2f}): would merge, +1 mention"
+    elif memory.confidence >= target.confidence:
+        item.reason = f"{decision.reason}: replaces it; old value kept in its history"
+    else:
+        item.reason = (f"{decision.reason}: stored value has higher confidence "
+                       f"({target.confidence:.2f}); new one goes to its history")
+    if note:
+        item.reason = f"{note}; {item.reason}"
+    return item
+
+
+def _llm_plan(store: Store, turns: list[Turn], settings: dict, mock_response) -> tuple[list[PlanItem], dict]:
+    from memctl.integrations.llm import complete_json
+
+    options = store.section("extract")
+    existing = _context_memories(store, turns, int(options.get("context_memories", 15)))
+    messages = build_messages(turns, [(m.id, m.type, current_text(m.body)) for m in existing],
+                              int(options.get("max_conversation_chars", 24000)))
+    known = {memory.id for memory in existing}  # the model can only name ids it was shown
+    items, reply = complete_json(settings, messages, mock_response=mock_response, validate=checker(known))
+    proposed: list[tuple[Memory, str] | PlanItem] = []
+    for item in items:
+        source = "implicit_inference"  # the wording is the model's, not the user's
+        reason = f"LLM: {item.reason}" if item.reason else "LLM"
+        if item.op == "ADD":
+            # Why: the model's ADDs take the same dedup path as `memctl add`, so a paraphrase
+            # of a stored memory merges instead of duplicating it.
+            memory = build_memory(item.text, type=item.type, confidence=item.confidence, source=source)
+            proposed.append((memory, reason))
+        else:
+            proposed.append(PlanItem(item.op, item.type, item.text, item.confidence, source,
+                                     target_id=item.target_id, reason=reason))
+    return _dedup_plan(store, proposed), reply.usage()
+
+
+def _context_memories(store: Store, turns: list[Turn], limit: int) -> list[Memory]:
+    """The stored memories nearest to what the user said (the LLM needs them to pick UPDATE/NOOP)."""
+    queries = [t.content[:2000] for t in turns if t.role == "user" and t.content.strip()][-30:]
+    if not queries or limit <= 0 or not open_index(store).exists():
+        return []
+    best: dict[str, Neighbor] = {}
+    probe = Memory(id="", scope="project")
+    for vector in embed_texts(store, queries):
+        for neighbor in nearest_memories(store, probe, vector, limit=3):
+            known = best.get(neighbor.memory.id)
+            if known is None or neighbor.similarity > known.similarity:
+                best[neighbor.memory.id] = neighbor
+    ranked = sorted(best.values(), key=lambda n: n.similarity, reverse=True)[:limit]
+    return [n.memory for n in ranked]
+
+
+# --- checking and applying ----------------------------------------------------------------
+
+def _vet(store: Store, plan: list[PlanItem]) -> tuple[list[PlanItem], list[dict[str, str]]]:
+    """Drop low-value items (reported, not written) and check every item before any write."""
+    min_chars = int(store.section("write").get("min_chars", 12))
+    kept: list[PlanItem] = []
+    skipped: list[dict[str, str]] = []
+    renumber: dict[int, int] = {}
+    for number, item in enumerate(plan, start=1):
+        reason = low_value_reason(item.text, min_chars)
+        if reason:
+            skipped.append({"text": item.text, "reason": reason})
+            continue
+        build_memory(item.text, type=item.type, confidence=item.confidence, source=item.source)
+        if item.target_id:
+            _target_exists(store, item.target_id)
+        if item.target_item:
+            if item.target_item not in renumber:
+                item.op, item.target_item = "ADD", None  # its target was dropped: stands alone
+            else:
+                item.target_item = renumber[item.target_item]
+        kept.append(item)
+        renumber[number] = len(kept)
+    return kept, skipped
+
+
+def _target_exists(store: Store, memory_id: str) -> None:
+    from memctl.service.lookup import get_memory
+
+    get_memory(store, memory_id)  # raises MemoryNotFound / InvalidMemoryFile
+
+
+def apply_plan(store: Store, plan: list[PlanItem]) -> list[dict[str, Any]]:
+    """Write each item through add_memory; returns what each one did."""
+    written: dict[int, str] = {}
+    outcomes: list[dict[str, Any]] = []
+    for number, item in enumerate(plan, start=1):
+        target = item.target_id or (written.get(item.target_item) if item.target_item else None)
+        if item.op == "NOOP" and target is None:
+            outcomes.append({"item": number, "action": "none", "id": None})
+            continue
+        fields: dict[str, Any] = {"type": item.type, "confidence": item.confidence, "source": item.source}
+        if item.subject:
+            fields["extra"] = {"subject": item.subject}
+        result: AddResult = add_memory(
+            store, item.text, sync=False, force=True,
+            update_of=target if item.op == "UPDATE" else None,
+            duplicate_of=target if item.op == "NOOP" else None,
+            **fields,
+        )
+        written[number] = result.merged_into or result.memory.id
+        outcomes.append({"item": number, "action": result.action, "id": written[number],
+                         "path": str(result.path)})
+    if outcomes:
+        sync_index(store)
+    return outcomes

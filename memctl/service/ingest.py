@@ -1,0 +1,107 @@
+"""A coding agent's transcript into memory: extraction, the session buffer, compaction.
+
+Called by the PreCompact and SessionEnd hooks (usually in a detached process). A transcript
+only grows, so each call takes the turns after the ones an earlier call for the same session
+already took; running it twice adds nothing twice. SessionEnd also ends the buffered session
+(its episode) and runs `memctl compact` (hooks.compact_on_end).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memctl.config import Store
+from memctl.core.conversation import Turn
+from memctl.core.memory import parse_time
+from memctl.store.files import file_lock
+
+AGENT = "claude-code"
+
+
+@dataclass
+class IngestReport:
+    session_id: str
+    turns_in_transcript: int
+    new_turns: int
+    episodes: list[str] = field(default_factory=list)     # ids of episodes written
+    extracted: list[str] = field(default_factory=list)    # ids of memories extracted
+    knowledge: list[str] = field(default_factory=list)    # ids written by consolidation
+    ended: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def ingest_transcript(store: Store, session_id: str, transcript_path: Path, *,
+                      final: bool) -> IngestReport:
+    """Feed the transcript's new turns to the session buffer and extraction; end the session
+    (writing its episode) when `final`."""
+    from memctl.integrations.transcripts import read_conversation_file
+    from memctl.service.hooks import load_session_state, save_session_state
+
+    turns = [t for t in read_conversation_file(transcript_path) if t.content.strip()]
+    session = session_id or Path(transcript_path).stem
+    with file_lock(store.state_dir / "hooks" / "ingest.lock"):
+        state = load_session_state(store, session_id)
+        done = int(state.get("turns_ingested") or 0)
+        if done > len(turns) or state.get("transcript") not in (None, str(transcript_path)):
+            done = 0  # another transcript under the same session id: start over
+        report = IngestReport(session, len(turns), len(turns) - done)
+        state["transcript"] = str(transcript_path)
+        new_turns = turns[done:]
+        if new_turns:  # first: a retry after a failure below re-extracts, and dedup says NOOP
+            report.extracted.extend(_extract(store, new_turns, str(transcript_path)))
+        for index in range(done, len(turns)):
+            report.episodes.extend(_buffer_turn(store, session, turns[index]))
+            state["turns_ingested"] = index + 1
+            save_session_state(store, session_id, state)
+        if final:
+            report.episodes.extend(_end(store, session, report))
+            report.ended = True
+            if store.section("hooks").get("compact_on_end", True):
+                report.knowledge.extend(_compact(store))
+        state.setdefault("ingests", []).append(
+            {"turns": len(new_turns), "final": final, "episodes": report.episodes,
+             "extracted": report.extracted, "knowledge": report.knowledge, "notes": report.notes})
+        save_session_state(store, session_id, state)
+    return report
+
+
+def _buffer_turn(store: Store, session: str, turn: Turn) -> list[str]:
+    from memctl.service.session import add_turn
+
+    when = parse_time(turn.timestamp)
+    result = add_turn(store, session, turn.role, turn.content, agent=AGENT,
+                      now=when.timestamp() if when else None)
+    return [fold.episode_id for fold in result.folds if fold.episode_id]
+
+
+def _end(store: Store, session: str, report: IngestReport) -> list[str]:
+    from memctl.service.session import end_session
+
+    try:
+        fold = end_session(store, session)
+    except Exception as exc:  # noqa: BLE001 - e.g. a session with no turns: say so, go on
+        report.notes.append(f"session not ended: {exc}")
+        return []
+    if fold.note:
+        report.notes.append(fold.note)
+    return [fold.episode_id] if fold.episode_id else []
+
+
+def _extract(store: Store, turns: list[Turn], source: str) -> list[str]:
+    """Durable facts, preferences and procedures the new turns state (`memctl extract`)."""
+    from memctl.service.extraction import extract
+
+    result = extract(store, turns, source=source)
+    return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
+
+
+def _compact(store: Store) -> list[str]:
+    """Consolidate episodes into knowledge (`memctl compact`), now that one more has ended."""
+    from memctl.service.compaction import compact
+
+    return [c.knowledge_id for c in compact(store).consolidations if c.knowledge_id]
