@@ -172,7 +172,7 @@ def test_real_process_prints_only_the_hook_json(project):
     assert invoke("add", "I prefer deploys through make release", "--type", "preference").exit_code == 0
     done = subprocess.run([sys.executable, "-m", "memctl", "hook", "claude-code", "session-start"],
                           input=payload("SessionStart", project, source="resume"), cwd="/",
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "make release" in context_of(done.stdout, "SessionStart")
 
@@ -218,3 +218,14 @@ def test_missing_transcript_is_logged_not_raised(project):
     assert result.exit_code == 0 and result.stdout == ""
     log = (project / ".memory" / ".state" / "hooks.log").read_text(encoding="utf-8")
     assert "PreCompact" in log and "transcript.jsonl" in log
+
+
+def test_a_line_still_being_written_is_left_for_the_next_call(tmp_path):
+    from memctl.service.ingest import read_transcript
+
+    lines = (FIXTURES / "claude_code_session.jsonl").read_text(encoding="utf-8").splitlines()
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("\n".join(lines) + "\n" + lines[-1][: len(lines[-1]) // 2], encoding="utf-8")
+    partial = read_transcript(transcript)
+    transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert partial == read_transcript(transcript)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import json
 import random
 import shutil
 
@@ -66,7 +68,7 @@ def test_long_body_gives_overlapping_chunks_that_keep_every_paragraph():
     chunks = split_chunks(body)
     assert len(chunks) >= 3
     assert all(estimate_tokens(chunk) <= CHUNK_TOKENS for chunk in chunks)
-    for first, second in zip(chunks, chunks[1:]):
+    for first, second in itertools.pairwise(chunks):
         shared = longest_overlap(first, second)
         assert OVERLAP_TOKENS // 2 <= estimate_tokens(shared) <= OVERLAP_TOKENS
         assert first.rstrip().endswith((".", "!", "?"))  # cut at a sentence end
@@ -119,7 +121,7 @@ def test_long_memory_is_indexed_as_chunks_under_one_id(long_store):
 
 
 def test_query_matching_a_late_paragraph_returns_the_memory_once_with_that_snippet(long_store):
-    store, long, short = long_store
+    store, long, _short = long_store
     hits = service.recall(store, "lighthouse keeper foghorn ledger", k=5)
     ids = [hit.id for hit in hits]
     assert ids[0] == long.memory.id
@@ -145,7 +147,7 @@ def test_editing_another_memory_does_not_re_embed_the_chunks(long_store):
 
 
 def test_metadata_edit_of_a_long_memory_re_embeds_nothing(long_store):
-    store, long, _ = long_store
+    store, long, _short = long_store
     long.path.write_text(long.path.read_text().replace("importance: 0.5", "importance: 0.9"))
     report = service.sync_index(store)
     assert (report.updated, report.embedded) == (1, 0)
@@ -160,3 +162,21 @@ def test_editing_the_end_of_a_long_memory_re_embeds_only_the_chunks_that_changed
     changed = [a["chunk"] for a, b in zip(after, before) if a["embed_hash"] != b["embed_hash"]]
     assert changed == [len(after) - 1]
     assert report.embedded == 1
+
+
+def test_cli_shows_the_best_chunk_for_a_long_memory(long_store, monkeypatch):
+    from typer.testing import CliRunner
+
+    from memctl.cli.app import app
+
+    store, long, _ = long_store
+    monkeypatch.setenv("MEMCTL_STORE", str(store.root))
+    runner = CliRunner()
+    query = "lighthouse keeper foghorn ledger"
+    table = runner.invoke(app, ["recall", query, "-k", "1"])
+    assert "lighthouse keeper" in " ".join(table.stdout.split())
+    context = runner.invoke(app, ["recall", query, "-k", "1", "--format", "context"]).stdout
+    assert LATE_PARAGRAPH in " ".join(context.split())
+    assert "Note 1:" not in context  # the excerpt, not the whole body
+    hit = json.loads(runner.invoke(app, ["recall", query, "-k", "1", "--json"]).stdout)[0]
+    assert hit["id"] == long.memory.id and LATE_PARAGRAPH in hit["snippet"]

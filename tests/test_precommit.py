@@ -44,13 +44,13 @@ def commit(repo, relpath: str, text: str, add: bool = True):
     if add:
         subprocess.run(["git", "add", relpath], cwd=root, env=env, check=True)
     return subprocess.run(["git", "commit", "-q", "-m", relpath], cwd=root, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
 
 
 def committed(repo) -> list[str]:
     root, env = repo
     done = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     return done.stdout.split()
 
 
@@ -83,7 +83,7 @@ def test_the_staged_version_counts_not_the_work_tree(repo):
     assert commit(repo, ".memory/semantic/port.md", CONFLICTED).returncode != 0
     (root / ".memory/semantic/port.md").write_text(GOOD, encoding="utf-8")  # fixed, not re-added
     again = subprocess.run(["git", "commit", "-q", "-m", "retry"], cwd=root, env=repo[1],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, check=False)
     assert again.returncode != 0 and "merge-conflict marker" in again.stderr
 
 
@@ -100,5 +100,5 @@ def test_private_memories_are_kept_out_of_commits(repo):
     path.write_text(GOOD, encoding="utf-8")
     subprocess.run(["git", "add", "-f", ".memory/private/semantic/me.md"], cwd=root, env=env, check=True)
     done = subprocess.run(["git", "commit", "-q", "-m", "private"], cwd=root, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert done.returncode != 0 and "private memory staged" in done.stderr

@@ -83,6 +83,11 @@ def test_decide_merges_near_duplicates_and_updates_changed_values():
     plus2 = memory("The user's timezone is UTC+2.", "profile")
     plus1 = memory("The user's timezone is UTC+1.", "profile")
     assert decide(plus2, "profile:timezone", [Neighbor(plus1, "b.md", 0.97)], limits).op == "update"
+    # Alike, but the number names another thing, not a new value: both are kept.
+    code2 = memory("Error code TW-E4002 means a shipment was rejected.", "semantic")
+    code1 = memory("Error code TW-E4001 means a shipment was rejected.", "semantic")
+    subject2 = derive_subject(code2.body, "semantic")
+    assert decide(code2, subject2, [Neighbor(code1, "d.md", 0.99)], limits).op == "add"
 
     # The same subject and the same words (a paraphrase below the dedup threshold) is no change.
     short = memory("The user prefers tabs.")

@@ -111,7 +111,7 @@ def test_the_watch_command_stops_cleanly_on_ctrl_c(store):
         lines = []
         assert wait_for(lambda: "Watching" in (lines.append(process.stderr.readline()) or "".join(lines)))
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -93,7 +94,7 @@ def test_no_redact_keeps_the_text_as_given(project):
     assert added.exit_code == 0, added.output
     info = json.loads(added.stdout)
     assert info["redacted"] == {}
-    raw = open(info["path"], "rb").read()
+    raw = Path(info["path"]).read_bytes()
     assert all(secret.encode() in raw for secret in SECRETS)
 
 
@@ -138,9 +139,14 @@ def test_redact_for_store_follows_the_store_settings(store):
 # -- low-value filter ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["ok thanks", "好的", "hm", "Traceback (most recent call last):\n"
-                                  '  File "app.py", line 3, in <module>\n    main()\n'
-                                  "ValueError: bad value\n"])
+BARE_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "app.py", line 3, in <module>\n    main()\n'
+    "ValueError: bad value\n"
+)
+
+
+@pytest.mark.parametrize("text", ["ok thanks", "好的", "hm", BARE_TRACE])
 def test_low_value_text_is_refused_with_its_own_exit_code(project, text):
     refused = cli("add", text)
     assert refused.exit_code == LowValueContent.exit_code == 3
@@ -159,7 +165,7 @@ def test_refusal_in_json_names_kind_and_reason(project):
 def test_force_stores_low_value_text(project):
     forced = cli("add", "ok thanks", "--force", "--json")
     assert forced.exit_code == 0, forced.output
-    assert "ok thanks" in open(json.loads(forced.stdout)["path"], encoding="utf-8").read()
+    assert "ok thanks" in Path(json.loads(forced.stdout)["path"]).read_text(encoding="utf-8")
 
 
 def test_a_refused_add_leaves_other_memories_untouched(store):

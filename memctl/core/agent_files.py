@@ -39,10 +39,10 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^( {0,3})(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TYPE_HINTS = (
-    ("preference", re.compile(r"prefer|style|convention|taste|like|偏好|风格", re.I)),
+    ("preference", re.compile(r"prefer|style|convention|taste|like|偏好|风格", re.IGNORECASE)),
     ("procedural", re.compile(r"command|build|test|run|workflow|deploy|release|setup|install|"
-                              r"how to|procedure|steps|process|流程|步骤", re.I)),
-    ("profile", re.compile(r"about (me|the user)|profile|who i am|user", re.I)),
+                              r"how to|procedure|steps|process|流程|步骤", re.IGNORECASE)),
+    ("profile", re.compile(r"about (me|the user)|profile|who i am|user", re.IGNORECASE)),
 )
 
 

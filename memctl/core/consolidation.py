@@ -11,11 +11,13 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memctl.core.memory import Memory
 from memctl.core.sentences import split_sentences
-from memctl.core.summarize import Embed, key_topics, summarize
+
+if TYPE_CHECKING:
+    from memctl.core.summarize import Embed
 
 LIST_SECTIONS = ("Decisions", "Facts", "Preferences", "Outcomes", "Lessons")
 MAX_KEY_POINTS = 8
@@ -149,8 +151,15 @@ def episode_points(memory: Memory) -> list[str]:
 
 
 def episode_summary(memory: Memory) -> str:
+    """An episode in a few sentences: its summary, or a task's goal and outcome."""
     sections = markdown_sections(memory.body)
-    return sections.get("Summary") or sections.get("Goal") or sections.get("") or memory.title
+    if sections.get("Summary"):
+        return sections["Summary"]
+    if sections.get("Goal"):
+        goal = sections["Goal"].splitlines()[0].rstrip(".")
+        outcome = (sections.get("Outcome") or "").split(" ")[0]
+        return f"{goal} ({outcome})." if outcome else f"{goal}."
+    return sections.get("") or memory.title
 
 
 def group_topic(group: EpisodeGroup, members: Sequence[Memory]) -> str:
@@ -164,6 +173,8 @@ def group_topic(group: EpisodeGroup, members: Sequence[Memory]) -> str:
             first.setdefault(str(topic), len(first))
     if counts:
         return min(counts, key=lambda t: (-counts[t], first[t]))
+    from memctl.core.summarize import key_topics
+
     topics = key_topics("\n".join(_unlabel(episode_summary(m)) for m in members), 2)
     return " and ".join(topics) if topics else members[0].display_title
 
@@ -172,11 +183,17 @@ def draft_knowledge(
     group: EpisodeGroup, members: Sequence[Memory], *, embed: Embed | None = None
 ) -> KnowledgeDraft:
     """Knowledge from episodes without an LLM: their central sentences and recurring points."""
+    from memctl.core.summarize import summarize
+
     topic = group_topic(group, members)
     sentences = [
         s for memory in members for s in split_sentences(_unlabel(episode_summary(memory)))
     ]
     summary = summarize(sentences, ratio=0.4, embed=embed) if sentences else ""
+    outcomes = Counter(str(m.extra["outcome"]) for m in members if m.extra.get("outcome"))
+    if outcomes:
+        tally = ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items()))
+        summary = f"{summary}\nOutcomes of the {len(members)} episodes: {tally}.".strip()
     counts: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for memory in members:

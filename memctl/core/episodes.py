@@ -10,19 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memctl.core.conversation import Turn
 from memctl.core.sentences import split_sentences, strip_code_blocks
-from memctl.core.summarize import (
-    STOPWORDS,
-    Embed,
-    find_decisions,
-    find_outcomes,
-    key_topics,
-    summarize,
-)
 from memctl.core.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from memctl.core.summarize import Embed
 
 TOOL_OUTPUT_CHARS = 500  # long tool output is clipped before summarizing (seed rule)
 # Why: a quarter of a five-line exchange is one sentence; short stretches keep this much.
@@ -102,6 +97,8 @@ def label_runs(pairs: Sequence[tuple[str, str]]) -> str:
 
 def fact_terms(sentence: str) -> set[str]:
     """What a summary must not lose from a sentence: numbers, identifiers and names."""
+    from memctl.core.summarize import STOPWORDS
+
     terms = set()
     for index, word in enumerate(_TERM.findall(sentence)):
         word = word.strip(".,:;'\"")
@@ -136,6 +133,9 @@ def extractive_summary(
     The second half goes to the sentences that add the most names, numbers, identifiers,
     decisions and outcomes not yet in the summary, so those survive the compression.
     """
+    # Why: summarize imports numpy; loading it only when summarizing keeps `--help` fast.
+    from memctl.core.summarize import find_decisions, find_outcomes, summarize
+
     sentences = [sentence for _, sentence in pairs]
     if not sentences:
         return ""
@@ -196,6 +196,8 @@ def draft_conversation(
     turns: Sequence[Turn], *, ratio: float = 0.25, embed: Embed | None = None
 ) -> EpisodeDraft:
     """An episode from turns without an LLM: their own sentences, nothing made up."""
+    from memctl.core.summarize import find_decisions, find_outcomes, key_topics
+
     pairs = turn_sentences(turns)
     text = "\n".join(sentence for _, sentence in pairs)
     decisions = find_decisions(text)[:MAX_LISTED]

@@ -33,6 +33,10 @@ Reply with JSON only, in this shape (an empty list when there is nothing durable
   "confidence": 0.9, "reason": "..."}]}"""
 
 
+class BadPlan(ValueError):
+    """The reply is JSON but not a valid plan; llm.complete_json treats it as malformed."""
+
+
 @dataclass(frozen=True)
 class LLMItem:
     op: str
@@ -73,7 +77,7 @@ def conversation_text(turns: list[Turn], max_chars: int, assistant_chars: int = 
 
 
 def checker(known_ids: Collection[str] | Callable[[str], bool]) -> Callable[[Any], list[LLMItem]]:
-    """A validator for llm.complete_json: raises ValueError naming the first problem."""
+    """A validator for llm.complete_json: raises BadPlan naming the first problem."""
     is_known = known_ids if callable(known_ids) else known_ids.__contains__
     return lambda data: parse_items(data, is_known)
 
@@ -81,44 +85,44 @@ def checker(known_ids: Collection[str] | Callable[[str], bool]) -> Callable[[Any
 def parse_items(data: Any, is_known: Callable[[str], bool]) -> list[LLMItem]:
     if isinstance(data, dict):
         if set(data) != {"memories"}:
-            raise ValueError('expected an object with one key, "memories"')
+            raise BadPlan('expected an object with one key, "memories"')
         data = data["memories"]
     if not isinstance(data, list):
-        raise ValueError('"memories" must be a list')
+        raise BadPlan('"memories" must be a list')
     if len(data) > MAX_ITEMS:
-        raise ValueError(f"more than {MAX_ITEMS} memories")
+        raise BadPlan(f"more than {MAX_ITEMS} memories")
     return [_item(index, raw, is_known) for index, raw in enumerate(data, start=1)]
 
 
 def _item(index: int, raw: Any, is_known: Callable[[str], bool]) -> LLMItem:
     where = f"memory {index}"
     if not isinstance(raw, dict):
-        raise ValueError(f"{where} is not an object")
+        raise BadPlan(f"{where} is not an object")
     op = raw.get("op")
     if not isinstance(op, str) or op.upper() not in OPS:
-        raise ValueError(f"{where}: op {op!r} is not one of {', '.join(OPS)}")
+        raise BadPlan(f"{where}: op {op!r} is not one of {', '.join(OPS)}")
     op = op.upper()
     type_ = raw.get("type")
     if type_ not in EXTRACT_TYPES:
-        raise ValueError(f"{where}: type {type_!r} is not one of {', '.join(EXTRACT_TYPES)}")
+        raise BadPlan(f"{where}: type {type_!r} is not one of {', '.join(EXTRACT_TYPES)}")
     text = raw.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{where}: text must be a non-empty string")
+        raise BadPlan(f"{where}: text must be a non-empty string")
     confidence = raw.get("confidence")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
-        raise ValueError(f"{where}: confidence must be a number from 0 to 1 (got {confidence!r})")
+        raise BadPlan(f"{where}: confidence must be a number from 0 to 1 (got {confidence!r})")
     target = raw.get("target_id")
     if target in ("", None):
         target = None
     elif not isinstance(target, str):
-        raise ValueError(f"{where}: target_id must be a string or null")
+        raise BadPlan(f"{where}: target_id must be a string or null")
     if op == "UPDATE" and target is None:
-        raise ValueError(f"{where}: UPDATE needs the target_id of an existing memory")
+        raise BadPlan(f"{where}: UPDATE needs the target_id of an existing memory")
     if op == "ADD" and target is not None:
-        raise ValueError(f"{where}: ADD must not name a target_id (use UPDATE or NOOP)")
+        raise BadPlan(f"{where}: ADD must not name a target_id (use UPDATE or NOOP)")
     if target is not None and not is_known(target):
-        raise ValueError(f"{where}: target_id {target!r} is not an existing memory")
+        raise BadPlan(f"{where}: target_id {target!r} is not an existing memory")
     reason = raw.get("reason") or ""
     if not isinstance(reason, str):
-        raise ValueError(f"{where}: reason must be a string")
+        raise BadPlan(f"{where}: reason must be a string")
     return LLMItem(op, type_, text.strip(), target, float(confidence), reason.strip())

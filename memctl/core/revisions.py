@@ -53,9 +53,12 @@ def decide(new: Memory, subject: str | None, neighbors: list[Neighbor], limits: 
     text = current_text(new.body)
     if ranked and ranked[0].similarity >= limits.dedup:
         top = ranked[0]
-        if values_conflict(current_text(top.memory.body), text):
+        if not values_conflict(current_text(top.memory.body), text):
+            return Decision("merge", top, "near duplicate")
+        if subject and memory_subject(top.memory) == subject:
             return Decision("update", top, "near duplicate with a different value")
-        return Decision("merge", top, "near duplicate")
+        # Why: alike but naming another thing ("error TW-E4001 means..." vs "TW-E4002"):
+        # neither a repeat nor a new value of the same subject.
     if not subject or new.type not in SUBJECT_TYPES:
         return Decision("add")
     for neighbor in ranked:
@@ -103,11 +106,11 @@ def derive_subject(text: str, type_: str) -> str | None:
 
 
 _THIRD_PERSON = (
-    (re.compile(r"^(?:the\s+)?user's\s+", re.I), "my "),
-    (re.compile(r"^(?:the\s+)?user\s+is\s+", re.I), "I am "),
-    (re.compile(r"^(?:the\s+)?user\s+has\s+", re.I), "I have "),
-    (re.compile(r"^(?:the\s+)?user\s+(?:doesn't|does not)\s+", re.I), "I don't "),
-    (re.compile(r"^(?:the\s+)?team\s+(?=(?:has\s+)?(?:decided|agreed|settled|chose|went)\b)", re.I),
+    (re.compile(r"^(?:the\s+)?user's\s+", re.IGNORECASE), "my "),
+    (re.compile(r"^(?:the\s+)?user\s+is\s+", re.IGNORECASE), "I am "),
+    (re.compile(r"^(?:the\s+)?user\s+has\s+", re.IGNORECASE), "I have "),
+    (re.compile(r"^(?:the\s+)?user\s+(?:doesn't|does not)\s+", re.IGNORECASE), "I don't "),
+    (re.compile(r"^(?:the\s+)?team\s+(?=(?:has\s+)?(?:decided|agreed|settled|chose|went)\b)", re.IGNORECASE),
      "we "),
     (re.compile(r"^用户"), "我"),
     (re.compile(r"^团队(?=决定|商定|约定|同意|确定)"), "我们"),
@@ -115,7 +118,7 @@ _THIRD_PERSON = (
 _THIRD_PERSON_VERB = re.compile(
     r"^(?:the\s+)?user\s+((?:(?:always|never|usually|often|really|strongly|also|generally|"
     r"mostly|still)\s+)*)([a-z]+)\b",
-    re.I,
+    re.IGNORECASE,
 )
 
 
@@ -157,7 +160,7 @@ _CODE = re.compile(r"`([^`\n]+)`")
 _NEGATION = re.compile(
     r"\b(?:not|never|no|don't|doesn't|didn't|isn't|aren't|won't|can't|cannot|shouldn't|avoid|"
     r"avoids|dislike|dislikes|hate|hates)\b|[不没别]|禁止|从不",
-    re.I,
+    re.IGNORECASE,
 )
 
 

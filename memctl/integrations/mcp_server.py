@@ -92,7 +92,7 @@ def build_server(store: Store) -> Any:
         return tool_call(lambda: agent_context(store, query=query, budget=budget))
 
     @server.tool(description="Forget a memory by id: its file and index rows are removed.")
-    def forget(id: str) -> dict:  # noqa: A002 - the argument name the client sees
+    def forget(id: str) -> dict:  # `id`: the argument name the client sees
         return tool_call(lambda: forget_memory(store, id))
 
     @server.resource(INDEX_URI, name="memories", mime_type="application/json",

@@ -120,7 +120,7 @@ def watch_store(root: Path, sync: Callable[[int], None], stop: threading.Event, 
             try:
                 sync(count)
                 stats.syncs += 1
-            except Exception as exc:  # noqa: BLE001 - reported; the next change retries
+            except Exception as exc:  # reported; the next change retries
                 stats.errors.append(str(exc))
                 if on_error is None:
                     raise

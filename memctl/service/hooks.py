@@ -277,7 +277,11 @@ def run_claude_code_hook(event: str, stdin_text: str, *, explicit_store: str | N
                          env: Mapping[str, str], cwd: Path, plain: bool = False,
                          background: bool = True) -> str:
     """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises."""
-    from memctl.integrations.claude_code import normalize_payload, render_additional_context, spec_for
+    from memctl.integrations.claude_code import (
+        normalize_payload,
+        render_additional_context,
+        spec_for,
+    )
     from memctl.integrations.hook_runner import log_hook_error, run_hook, spawn_detached
 
     store = None

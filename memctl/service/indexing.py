@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
+from memctl.core.history import current_text
 from memctl.core.memory import Memory
 from memctl.core.sync import IndexedFile, SyncReport, embed_hash, file_hash, plan_sync
 from memctl.errors import InvalidMemoryFile
@@ -27,7 +28,7 @@ def index_text(memory: Memory) -> str:
 def index_texts(memory: Memory) -> list[str]:
     """One text per index row: title, tags, body; a long body gives one per chunk, each led by
     the title and tags so every chunk is found by them."""
-    chunks = split_chunks(memory.body.strip())
+    chunks = split_chunks(current_text(memory.body).strip())  # a `## History` is not indexed
     if len(chunks) == 1:
         return [memory.embed_text()]
     return [dataclasses.replace(memory, body=chunk).embed_text() for chunk in chunks]

@@ -39,10 +39,9 @@ def ingest_transcript(store: Store, session_id: str, transcript_path: Path, *,
                       final: bool) -> IngestReport:
     """Feed the transcript's new turns to the session buffer and extraction; end the session
     (writing its episode) when `final`."""
-    from memctl.integrations.transcripts import read_conversation_file
     from memctl.service.hooks import load_session_state, save_session_state
 
-    turns = [t for t in read_conversation_file(transcript_path) if t.content.strip()]
+    turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):
         state = load_session_state(store, session_id)
@@ -68,6 +67,22 @@ def ingest_transcript(store: Store, session_id: str, transcript_path: Path, *,
              "extracted": report.extracted, "knowledge": report.knowledge, "notes": report.notes})
         save_session_state(store, session_id, state)
     return report
+
+
+def read_transcript(path: Path) -> list[Turn]:
+    """The transcript's turns. Claude Code appends to it while the session runs, so a last
+    line without its newline is a write in progress: it is left for the next call."""
+    from memctl.errors import InvalidMemoryFile
+    from memctl.integrations.transcripts import read_conversation
+
+    raw = path.read_bytes()
+    if raw.lstrip().startswith(b"{") and not raw.endswith(b"\n"):
+        raw = raw[: raw.rfind(b"\n") + 1]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidMemoryFile(path, raw[: exc.start].count(b"\n") + 1, "not UTF-8 text") from None
+    return read_conversation(text, source=str(path))
 
 
 def _buffer_turn(store: Store, session: str, turn: Turn) -> list[str]:

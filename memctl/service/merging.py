@@ -23,7 +23,7 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
-from memctl.errors import InvalidMemoryFile, MemoryNotFound
+from memctl.errors import InvalidMemoryFile, MemoryNotFound, ModelUnavailable
 from memctl.service.indexing import index_text, open_index, sync_index
 from memctl.service.writing import AddResult
 from memctl.store.files import file_lock, find_by_id, path_for, read_memory, write_memory
@@ -59,10 +59,15 @@ def save_memory(
     the search. The index is synced before the search whatever `sync` says; `sync=False`
     only skips indexing the result.
     """
-    subject = derive_subject(memory.body, memory.type)
-    if subject and "subject" not in memory.extra:
-        memory.extra["subject"] = subject
-    vector = None if (update_of or duplicate_of) else embed_texts(store, [index_text(memory)])[0]
+    if "subject" not in memory.extra:
+        subject = derive_subject(memory.body, memory.type)
+        if subject:
+            memory.extra["subject"] = subject
+    try:
+        vector = None if (update_of or duplicate_of) else embed_texts(store, [index_text(memory)])[0]
+    except ModelUnavailable:
+        write_new(store, memory)  # Why: keep the text as a file; the model error still surfaces
+        raise
     with file_lock(locks_dir(store) / "add.lock"):
         sync_index(store)
         if duplicate_of or update_of:
@@ -85,9 +90,9 @@ def apply_decision(store: Store, memory: Memory, decision: Decision) -> AddResul
     target = decision.target
     now = now_iso()
     if decision.op == "merge":
-        change: Change = lambda current: (reinforced(current, memory, now), "merged")  # noqa: E731
+        change: Change = lambda current: (reinforced(current, memory, now), "merged")
     else:
-        change = lambda current: revised(current, memory, now)  # noqa: E731
+        change = lambda current: revised(current, memory, now)
     try:
         path, written, action = rewrite_memory(store, target.memory.id, target.relpath, change)
     except MemoryNotFound:
@@ -163,10 +168,3 @@ def nearest_memories(store: Store, memory: Memory, vector, limit: int | None = N
         neighbors.append(Neighbor(found, row["path"], 1.0 - float(row["_distance"])))
     return neighbors
 
-
-def plan_write(store: Store, memory: Memory, vector) -> Decision:
-    """What `save_memory` would do with `memory` now (extract's dry run); writes nothing."""
-    subject = memory.extra.get("subject") or derive_subject(memory.body, memory.type)
-    if subject:
-        memory.extra["subject"] = subject
-    return decide(memory, subject, nearest_memories(store, memory, vector), thresholds(store))

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
 from memctl.core.chunking import split_chunks
+from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
 from memctl.core.memory import Memory, parse_time
 from memctl.core.ranking import contains_identifier, query_identifiers, reciprocal_rank_fusion
 from memctl.errors import InvalidMemoryFile, UsageError

@@ -9,7 +9,6 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.memory import new_id, now_iso, slugify
-from memctl.core.summarize import key_topics
 from memctl.core.task import (
     TaskState,
     record_step,
@@ -113,6 +112,8 @@ def finish_task(
     store: Store, *, failed: bool = False, lessons: Sequence[str] = (), now: float | None = None
 ) -> TaskDone:
     """Turn the task into an episode memory and clear the working memory."""
+    from memctl.core.summarize import key_topics
+
     now = time.time() if now is None else now
     lessons = [" ".join(lesson.split()) for lesson in lessons if lesson.strip()]
     with task_lock(store.state_dir):

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
             None, "--llm/--no-llm",
             help="Use the configured LLM (llm.model or MEMCTL_LLM_MODEL); default: if one is set."),
         mock_response: list[str] = typer.Option(
-            [], "--llm-mock-response", hidden=True,
+            None, "--llm-mock-response", hidden=True,
             help="Testing: litellm's mock_response instead of a real call; repeat for the retry."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan and outcome as JSON."),
     ) -> None:

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def forget_command(
         ctx: typer.Context,
-        memory_id: str = typer.Argument(None, metavar="[ID]", help="The memory's id."),
+        memory_id: str = typer.Argument(None, metavar="ID", help="The memory's id."),
         query: str = typer.Option(None, "--query", "-q",
                                   help="Forget every memory whose title, tags or body contain this text (any case)."),
         yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation (--query)."),
@@ -72,7 +72,7 @@ def _show_matches(root, matches) -> None:
 
 
 def _confirmed(count: int) -> bool:
+    what = "this memory" if count == 1 else f"these {count} memories"
     if not sys.stdin.isatty():
-        raise UsageError(f"{count} memories match; there is no terminal to confirm on. "
-                         "Run again with --yes to forget them.")
-    return typer.confirm(f"Forget these {count} memories for good?", default=False)
+        raise UsageError(f"No terminal to confirm on; run again with --yes to forget {what}.")
+    return typer.confirm(f"Forget {what} for good?", default=False)

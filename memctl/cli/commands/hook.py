@@ -80,8 +80,10 @@ def register(app: typer.Typer) -> None:
         except Exception as exc:  # noqa: BLE001 - nobody waits for this process: log, exit 0
             import traceback
 
-            log_hook_error(log_path(store), "ingest", job.stem, f"ingest failed: {exc}",
-                           traceback.format_exc())
+            log_hook_error(log_path(store), "ingest", job.stem, f"ingest failed: {exc}; the job "
+                           "is kept as *.failed", traceback.format_exc())
+            if job.exists():
+                job.replace(job.with_suffix(".failed"))
 
     @hook_app.command("git")
     @handles_errors

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import typer
 from rich.table import Table
 
@@ -15,6 +17,17 @@ FORMATS = ("table", "json", "context")
 def snippet(text: str, limit: int = 160) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def focused_snippet(text: str, query: str, limit: int = 160) -> str:
+    """Like snippet, but starting shortly before the first query word the text contains."""
+    flat = " ".join(text.split())
+    lower = flat.lower()
+    found = [i for word in re.findall(r"\w{3,}", query.lower()) if (i := lower.find(word)) >= 0]
+    if len(flat) <= limit or not found or min(found) < limit // 2:
+        return snippet(flat, limit)
+    start = flat.rfind(" ", 0, min(found) - limit // 4) + 1
+    return "…" + snippet(flat[start:], limit - 1)
 
 
 def context_block(query: str, hits: list[Hit]) -> str:
@@ -77,5 +90,6 @@ def register(app: typer.Typer) -> None:
             for column in ("score", "id", "type", "memory"):
                 table.add_column(column)
             for hit in hits:
-                table.add_row(f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{snippet(hit.snippet or hit.body)}")
+                shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
+                table.add_row(f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{shown}")
             stdout.print(table)
