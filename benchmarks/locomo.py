@@ -24,7 +24,7 @@ from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
 
 # Bump when the way turns are written as memories changes: stores in --workdir are rebuilt.
-INGEST_FORMAT = 2
+INGEST_FORMAT = 3
 MARKER_NAME = "ingested.json"
 STATS_NAME = "write-stats.json"
 
@@ -42,10 +42,11 @@ def _write_turns(store, conv: Conversation) -> dict:
 
     stats: Counter = Counter()
     for turn in conv.turns:
-        extra = {"speaker": turn.speaker, "dia_id": turn.dia_id, "session": turn.session}
+        # session_id is memctl's own key for memories written in sequence (recall's neighbours).
+        extra = {"speaker": turn.speaker, "dia_id": turn.dia_id, "session_id": f"{conv.sample_id}-s{turn.session}"}
         if turn.occurred_at:
             extra["occurred_at"] = turn.occurred_at
-        fields = dict(type="episodic", extra=extra, created=turn.occurred_at, sync=False)
+        fields = {"type": "episodic", "extra": extra, "created": turn.occurred_at, "sync": False}
         try:
             added = service.add_memory(store, turn.memory_text(), **fields)
         except LowValueContent:
@@ -71,6 +72,10 @@ def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
     )
     timing: dict = {"reused_store": reused}
     if reused:
+        # Why: a run measures memctl's current defaults, not the config a reused store was born with.
+        from memctl.service.writing import templates_dir
+
+        shutil.copyfile(templates_dir() / "config.yaml", store_dir / "config.yaml")
         store = open_store(store_dir)
         timing["add_s"] = 0.0
         write_stats = json.loads((conv_dir / STATS_NAME).read_text(encoding="utf-8"))

@@ -22,16 +22,19 @@ DEFAULTS: dict[str, Any] = {
     "embedding": {"model": "all-MiniLM-L6-v2-int8", "batch_size": 64, "threads": None},
     "recall": {
         "k": 5,
+        # "score": weighted sum of each side's min-max normalized scores; "rrf": reciprocal ranks.
+        "fusion": "score",
+        "bm25_weight": 0.6,
+        "vector_weight": 0.4,
         "rrf_k": 60,
-        "vector_weight": 1.0,
-        "bm25_weight": 1.0,
         "candidates": 50,
+        # Share of a candidate's score passed to the memories written 1 and 2 steps before and
+        # after it in the same session (front matter session_id); [] turns it off.
+        "neighbour_weights": [0.4, 0.1],
         # Bounded additive bonus for fresh memories: a share (at most 0.5) of one retriever's
         # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
         "recency_bonus": 0.0,
         "recency_half_life_days": 30,
-        "importance_bonus": 0.0,
-        "mmr_lambda": 1.0,
     },
     "llm": {"model": None, "timeout": 30, "max_tokens": 1024},
     # Write path: kinds listed in `disabled` are not redacted; `patterns` maps NAME -> regex.

@@ -7,7 +7,15 @@ import math
 import pytest
 
 from benchmarks.locomo_data import parse_session_time, read_conversation
-from benchmarks.scoring import aggregate, clean_evidence, clean_question_evidence, ndcg, recall_all, recall_any, score_ranking
+from benchmarks.scoring import (
+    aggregate,
+    clean_evidence,
+    clean_question_evidence,
+    ndcg,
+    recall_all,
+    recall_any,
+    score_ranking,
+)
 
 EXISTING = {"D4:4", "D4:6", "D8:6", "D9:1", "D9:17", "D11:26", "D30:5"}
 

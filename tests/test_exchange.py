@@ -90,6 +90,33 @@ def test_a_bad_jsonl_line_imports_nothing_and_names_the_line(store, tmp_path):
     assert service.list_memories(store).memories == []
 
 
+def test_import_checks_every_item_first_and_reports_the_ones_it_skips(store, tmp_path):
+    kept = service.add_memory(store, "sounds good", force=True, sync=False)  # forced in once
+    exported = export_memories(store, "jsonl", project_root=tmp_path).text
+    token = "ghp_Q8vT2mLx9RkP4nWz7YcB3hJd6FsA1gEu5oKi"
+    dump = tmp_path / "mixed.jsonl"
+    dump.write_text(exported + "\n".join(json.dumps(record) for record in [
+        {"body": "ok thanks"},
+        {"body": f"The CI token is {token}, rotate it every month"},
+        {"body": "Releases are tagged from the main branch"},
+        {"body": "releases are tagged   from the MAIN branch"},
+    ]) + "\n", encoding="utf-8")
+
+    empty = service.init_store(tmp_path / "other")
+    result = import_file(empty, dump)
+    assert [(s["line"], s["reason"].split(":")[0]) for s in result.skipped] == [
+        (2, "refused as low value"), (5, "same text as line 4")]
+    bodies = {m.id: m.body.strip() for _, m in service.list_memories(empty).memories}
+    assert bodies[kept.memory.id] == "sounds good"  # a restore is stored as it was exported
+    assert len(bodies) == 3 and not any(token in body for body in bodies.values())
+    assert [r.redacted for r in result.added if "CI token" in r.memory.body] == [{"github_token": 1}]
+
+    shown = runner.invoke(app, ["--store", str(empty.root), "import", str(dump)])
+    assert shown.exit_code == 0, shown.output
+    assert f"Skipped {dump}:2: refused as low value" in shown.output
+    assert "Imported 0 new memories" in shown.output
+
+
 def test_claude_md_export_updates_only_the_managed_section(filled, tmp_path):
     claude_md = tmp_path / "CLAUDE.md"
     mine = "# Project\n\nWritten by hand. Keep me.\n"

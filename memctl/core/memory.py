@@ -85,7 +85,9 @@ class Memory:
         parts = []
         title = self.title.strip()
         body = current_text(self.body).strip()
-        if title and not body.startswith(title):
+        # Why: a derived title is the body's first line (perhaps cut with "…"): indexing it again
+        # would double the weight of a memory's opening words.
+        if title and not first_line(body, max_len=len(body) + 1).startswith(title.rstrip("…").strip()):
             parts.append(title)
         if self.tags:
             parts.append("tags: " + ", ".join(self.tags))

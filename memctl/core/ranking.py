@@ -80,3 +80,60 @@ def mmr_order(
         picked.append(best)
         pool.remove(best)
     return picked
+
+
+def normalized_scores(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Scale one retriever's scores to [0, 1] over its own candidates (min-max).
+
+    Why: BM25 scores are unbounded and cosines crowd into a narrow band; scaling each list to
+    its own range lets a convex combination weigh them by how far apart candidates really are.
+    """
+    if not scored:
+        return {}
+    values = [score for _, score in scored]
+    low, high = min(values), max(values)
+    if high - low < 1e-12:
+        return {item: 1.0 for item, _ in scored}
+    return {item: (score - low) / (high - low) for item, score in scored}
+
+
+def score_fusion(lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float]) -> dict[str, float]:
+    """Weighted sum of min-max normalized scores; an item missing from a list gets 0 there."""
+    fused: dict[str, float] = {}
+    for scored, weight in zip(lists, weights):
+        for item, value in normalized_scores(scored).items():
+            fused[item] = fused.get(item, 0.0) + weight * value
+    return fused
+
+
+def sequence_neighbours(sequences: dict[str, list[str]]) -> dict[str, list[tuple[str, int]]]:
+    """For ordered sequences of ids, each id's neighbours with their distance (1 or 2)."""
+    neighbours: dict[str, list[tuple[str, int]]] = {}
+    for ordered in sequences.values():
+        for position, item in enumerate(ordered):
+            near = []
+            for step in (-2, -1, 1, 2):
+                other = position + step
+                if 0 <= other < len(ordered):
+                    near.append((ordered[other], abs(step)))
+            neighbours[item] = near
+    return neighbours
+
+
+def spread_to_neighbours(
+    scores: dict[str, float],
+    neighbours: dict[str, list[tuple[str, int]]],
+    weights: Sequence[float] = (0.4, 0.1),
+) -> dict[str, float]:
+    """Each candidate passes a share of its score to the memories written just before and after it.
+
+    A statement and the turn that answers it are often found through only one of them; this lets
+    the other follow. The share is bounded (weights[d-1] per distance d), so a neighbour can rise
+    but never outrank by much the memory that actually matched.
+    """
+    spread = dict(scores)
+    for item, score in scores.items():
+        for other, distance in neighbours.get(item, ()):
+            if distance <= len(weights):
+                spread[other] = spread.get(other, 0.0) + weights[distance - 1] * score
+    return spread

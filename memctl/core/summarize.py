@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Callable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from memctl.core.sentences import join_sentences, split_sentences, strip_code_blocks
 
-Embed = Callable[[list[str]], np.ndarray]
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported inside the functions that compute, so the word-level helpers stay light.
+Embed = Callable[[list[str]], "np.ndarray"]
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -80,6 +82,8 @@ def summarize(
     max_sentences: int | None = None,
 ) -> str:
     """An extractive summary of about `ratio` of the input's characters."""
+    import numpy as np
+
     sentences = _as_sentences(sentences_or_text)
     if not sentences:
         return ""
@@ -186,6 +190,8 @@ def _cjk_bigrams(sentence: str) -> list[str]:
 
 
 def _tfidf_vectors(sentences: list[str]) -> np.ndarray:
+    import numpy as np
+
     token_lists = [_tokens(s) for s in sentences]
     vocabulary = sorted({t for tokens in token_lists for t in tokens})
     if not vocabulary:
@@ -202,6 +208,8 @@ def _tfidf_vectors(sentences: list[str]) -> np.ndarray:
 
 
 def _embedding_vectors(sentences: list[str], embed: Embed) -> np.ndarray:
+    import numpy as np
+
     matrix = np.asarray(embed(sentences), dtype=float)
     if matrix.ndim != 2 or matrix.shape[0] != len(sentences):
         raise ValueError("embed must return one vector per sentence")
@@ -209,12 +217,16 @@ def _embedding_vectors(sentences: list[str], embed: Embed) -> np.ndarray:
 
 
 def _normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 
 
 def _centrality(similarity: np.ndarray) -> np.ndarray:
     """Half cosine to the centroid, half mean similarity to the other sentences; scaled 0..1."""
+    import numpy as np
+
     n = similarity.shape[0]
     if n == 1:
         return np.ones(1)

@@ -84,6 +84,11 @@ class Embedder:
         return np.asarray(next(iter(self._model.query_embed([text]))), dtype=np.float32)
 
 
-@lru_cache(maxsize=1)
 def get_embedder(batch_size: int = 64, threads: int | None = None) -> Embedder:
+    """One model per process, however callers spell the defaults."""
+    return _cached_embedder(int(batch_size), threads)
+
+
+@lru_cache(maxsize=1)
+def _cached_embedder(batch_size: int, threads: int | None) -> Embedder:
     return Embedder(batch_size=batch_size, threads=threads)

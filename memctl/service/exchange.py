@@ -17,7 +17,7 @@ from memctl.config import Store
 from memctl.core import agent_files
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
-from memctl.errors import InvalidMemoryFile, LowValueContent, MemctlError, UsageError
+from memctl.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.service.lookup import list_memories
 from memctl.service.writing import AddResult, add_memory, build_memory
 from memctl.store.files import atomic_write
@@ -183,14 +183,17 @@ class _Pending:
     line: int
     text: str
     fields: dict[str, Any]
+    redacted: dict[str, int] = field(default_factory=dict)
 
 
 def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResult:
-    """Add the memories in `path` through `add_memory` (redaction, the low-value gate, dedup).
+    """Add the memories in `path` through the write path (redaction, the low-value gate, dedup).
 
-    A JSONL file is checked first: one bad line and nothing is written. Memories already in the
-    store (same id, or same text) are skipped, so importing a file twice adds nothing the
-    second time; so are items the write path turns down, each reported with its line.
+    Every item is checked before any is written. A JSONL line that cannot be a memory at all
+    refuses the whole file (each bad line named). Items the write path would turn down (low
+    value, or already in the store by id or by text) are skipped, each reported with its line,
+    so importing a file twice adds nothing the second time. A record carrying an id is a
+    restore from `memctl export`: it keeps its id and passes the low-value gate it passed before.
     """
     fmt = fmt or detect_import_format(path)
     if fmt not in IMPORT_FORMATS:
@@ -208,37 +211,68 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
     else:
         pending = _read_agent_file(text, path, fmt)
 
-    from memctl.service.redaction import redact_for_store
-
     result = ImportResult(path, fmt)
-    existing = list_memories(store, include_archived=True).memories
-    known_ids = {m.id for _, m in existing}
-    known_texts = {_normal(m.body) for _, m in existing}
-    for item in pending:
-        memory_id = item.fields.get("memory_id")
-        if memory_id and memory_id in known_ids:
-            result.skipped.append({"line": item.line, "id": memory_id, "reason": "id already in the store"})
-            continue
-        if not memory_id and _normal(redact_for_store(store, item.text).text) in known_texts:
-            result.skipped.append({"line": item.line, "reason": "already remembered"})
-            continue
-        try:
-            # Why: a restored record already passed the low-value gate in the store it came from.
-            added = add_memory(store, item.text, sync=False, force=bool(memory_id), **item.fields)
-        except LowValueContent as exc:
-            result.skipped.append({"line": item.line, "reason": str(exc)})
-            continue
-        if added.action == "created":
-            result.added.append(added)
-        else:
-            result.merged.append(added)
-        known_ids.add(added.memory.id)
-        known_texts.add(_normal(added.memory.body))
-    if result.added or result.merged:
+    accepted = _accepted_items(store, pending, result.skipped)
+    written = 0
+    try:
+        for item in accepted:
+            # Checked above: redacted, valid, and past the low-value gate (or a restore).
+            added = add_memory(store, item.text, sync=False, redact=False, force=True, **item.fields)
+            added.redacted = item.redacted
+            (result.added if added.action == "created" else result.merged).append(added)
+            written += 1
+    except MemctlError as exc:
+        raise MemctlError(
+            f"Import stopped at {path}:{item.line} after writing {written} of {len(accepted)} "
+            f"memories: {exc}\nRunning the import again skips what is already in the store."
+        ) from exc
+    if written:
         from memctl.service.indexing import sync_index
 
         sync_index(store)
     return result
+
+
+def _accepted_items(store: Store, pending: list[_Pending], skipped: list[dict[str, Any]]) -> list[_Pending]:
+    """The items to write, redacted; the others go to `skipped` with their line and reason."""
+    from memctl.core.quality import low_value_reason
+    from memctl.service.redaction import redact_memory_fields
+
+    min_chars = int(store.section("write").get("min_chars", 12))
+    existing = list_memories(store, include_archived=True).memories
+    known_ids = {m.id for _, m in existing}
+    known_texts = {_normal(m.body) for _, m in existing}
+    lines_by_id: dict[str, int] = {}      # earlier items of this file
+    lines_by_text: dict[str, int] = {}
+    accepted = []
+    for item in pending:
+        memory_id = item.fields.get("memory_id")
+        text, fields, counts = redact_memory_fields(store, item.text, item.fields)
+        try:
+            memory = build_memory(text, **fields)
+        except MemctlError as exc:
+            skipped.append({"line": item.line, "reason": str(exc)})
+            continue
+        normal = _normal(memory.body)
+        reason = None
+        if memory_id and memory_id in lines_by_id:
+            reason = f"same id as line {lines_by_id[memory_id]}"
+        elif memory_id and memory_id in known_ids:
+            reason = "id already in the store"
+        elif not memory_id and normal in lines_by_text:
+            reason = f"same text as line {lines_by_text[normal]}"
+        elif not memory_id and normal in known_texts:
+            reason = "already remembered"
+        elif not memory_id:  # Why: a restored record already passed this gate where it came from.
+            low_value = low_value_reason(memory.body, min_chars)
+            reason = f"refused as low value: {low_value}" if low_value else None
+        if reason:
+            skipped.append({"line": item.line, "reason": reason, **({"id": memory_id} if memory_id else {})})
+            continue
+        accepted.append(_Pending(item.line, text, fields, counts))
+        lines_by_id.setdefault(memory.id, item.line)
+        lines_by_text.setdefault(normal, item.line)
+    return accepted
 
 
 def _normal(text: str) -> str:

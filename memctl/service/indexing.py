@@ -50,9 +50,22 @@ def indexed_files(store: Store, archive: bool = False) -> dict[str, FileStat]:
     return {p: s for p, s in scan_files(store.root, include_archived=True).items() if is_archived(p)}
 
 
+SEQUENCE_KEYS = ("session_id", "conversation_id")
+
+
+def sequence_of(memory: Memory) -> str:
+    """Memories written one after another in one session form a sequence (see recall's neighbours)."""
+    for key in SEQUENCE_KEYS:
+        value = memory.extra.get(key)
+        if value not in (None, ""):
+            return f"{key}={value}"
+    return ""
+
+
 def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) -> dict:
     return {
         "id": memory.id,
+        "sequence": sequence_of(memory),
         "chunk": chunk,
         "path": relpath,
         "title": memory.display_title,
@@ -81,7 +94,9 @@ def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = 
     manifest = Manifest.load(store.index_dir, manifest_name(archive))
     index = open_index(store, archive)
     stale_model = manifest.model not in (None, MODEL_ID) or manifest.dim not in (None, DIMENSION)
-    if rebuild or stale_model or (manifest.files and not index.exists()):
+    # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
+    unknown_table = manifest.model is None and index.exists()
+    if rebuild or stale_model or unknown_table or (manifest.files and not index.exists()):
         manifest = Manifest(MODEL_ID, DIMENSION, {})
         report.rebuilt = True
     plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)

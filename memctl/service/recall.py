@@ -1,4 +1,4 @@
-"""Hybrid recall: vector (cosine) and full-text (BM25) candidates, fused by reciprocal rank."""
+"""Hybrid recall: vector (cosine) and full-text (BM25) candidates, fused, then neighbours and bonuses."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ from memctl.config import Store
 from memctl.core.chunking import split_chunks
 from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
 from memctl.core.memory import Memory, parse_time
-from memctl.core.ranking import contains_identifier, query_identifiers, reciprocal_rank_fusion
+from memctl.core.ranking import (
+    contains_identifier,
+    query_identifiers,
+    reciprocal_rank_fusion,
+    score_fusion,
+    sequence_neighbours,
+    spread_to_neighbours,
+)
 from memctl.errors import InvalidMemoryFile, UsageError
 from memctl.service.indexing import open_index, sync_index
 from memctl.store.access import record_access
@@ -21,8 +28,8 @@ from memctl.store.files import read_memory
 from memctl.store.index import sql_quote
 
 MODES = ("hybrid", "bm25", "vector")
-# Why: an exact identifier hit must outrank anything fusion can produce (max ~2/61 per list).
-IDENTIFIER_BONUS = 1.0
+# Why: an exact identifier hit must outrank anything fusion and neighbours can produce (< 2).
+IDENTIFIER_BONUS = 10.0
 
 
 @dataclass
@@ -90,55 +97,82 @@ def recall(
     indexes = [open_index(store)] + ([open_index(store, archive=True)] if include_archived else [])
     indexes = [index for index in indexes if index.exists()]
     if not indexes:
+        if query_vector is not None:
+            query_vector.exception()  # Why: let the model thread finish before the process exits.
         return []
     where = build_filter(types, tags, agent)
     pool = max(int(settings.get("candidates") or 50), k * 3)
 
-    rankings: list[list[str]] = []
-    weights: list[float] = []
-    rows: dict[str, dict] = {}
-    sources: dict[str, list[str]] = {}
-    chunk_rankings: list[list[tuple[str, int]]] = []  # the same lists, one entry per chunk row
+    rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
     chunk_rows: dict[tuple[str, int], dict] = {}
+    sources: dict[str, set[str]] = {}
+    lists: list[list[tuple[tuple[str, int], float]]] = []
+    weights: list[float] = []
 
-    def take(name: str, found: list[dict]) -> list[str]:
-        chunk_rankings.append([_chunk_key(row, chunk_rows) for row in found])
-        ranking = []
+    def take(name: str, found: list[dict], score_of) -> None:
+        scored = []
         for row in found:
-            memory_id = row["id"]
-            if memory_id in ranking:
-                continue  # several chunks of one memory: its best one counts
-            ranking.append(memory_id)
-            rows.setdefault(memory_id, row)
-            sources.setdefault(memory_id, []).append(name)
-        return ranking
+            key = _chunk_key(row, chunk_rows)
+            scored.append((key, score_of(row)))
+            sources.setdefault(row["id"], set()).add(name)
+        lists.append(scored)
 
     if mode in ("hybrid", "vector"):
-        rankings.append(take("vector", _search_vector(indexes, query_vector.result(), pool, where)))
-        weights.append(float(settings.get("vector_weight", 1.0)))
+        take("vector", _search_vector(indexes, query_vector.result(), pool, where), lambda r: 1.0 - r["_distance"])
+        weights.append(float(settings.get("vector_weight", 0.4)))
     if mode in ("hybrid", "bm25"):
-        rankings.append(take("bm25", _search_text(indexes, query, pool, where)))
-        weights.append(float(settings.get("bm25_weight", 1.0)))
+        take("bm25", _search_text(indexes, query, pool, where), lambda r: r["_score"])
+        weights.append(float(settings.get("bm25_weight", 0.6)))
 
-    scores = reciprocal_rank_fusion(rankings, weights, int(settings.get("rrf_k", 60)))
-    chunk_scores = reciprocal_rank_fusion(chunk_rankings, weights, int(settings.get("rrf_k", 60)))
+    fusion = settings.get("fusion", "score")
+    if fusion == "rrf":
+        chunk_scores = reciprocal_rank_fusion([[key for key, _ in scored] for scored in lists], weights,
+                                              int(settings.get("rrf_k", 60)))
+        top_single = min(weights) / (int(settings.get("rrf_k", 60)) + 1)
+    elif fusion == "score":
+        chunk_scores = score_fusion(lists, weights)
+        top_single = min(weights)
+    else:
+        raise UsageError(f"config.yaml: recall.fusion is '{fusion}'; expected 'score' or 'rrf'.")
     if mode != "vector":
         for identifier in query_identifiers(query):
             for row in _search_text(indexes, identifier, pool, where):
-                rows.setdefault(row["id"], row)
                 if contains_identifier(row["text"], identifier):
-                    scores[row["id"]] = scores.get(row["id"], 0.0) + IDENTIFIER_BONUS
                     key = _chunk_key(row, chunk_rows)
                     chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
-                    sources.setdefault(row["id"], []).append("identifier")
+                    sources.setdefault(row["id"], set()).add("identifier")
 
-    _use_best_chunks(rows, chunk_rows, chunk_scores)
-    _add_recency_bonus(scores, rows, settings, min(weights))
+    scores = _best_chunks(rows, chunk_rows, chunk_scores)
+    spread = [float(w) for w in settings.get("neighbour_weights") or ()]
+    if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
+        scores = _spread_to_neighbours(indexes, scores, rows, spread, sources)
+    _add_recency_bonus(scores, rows, settings, top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))[:k]
-    hits = [hit for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, [])) for i in ranked) if hit]
+    hits = [hit for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, set())) for i in ranked) if hit]
     _count_access(store, hits)
     return hits
+
+
+def _spread_to_neighbours(indexes, scores, rows, weights, sources) -> dict[str, float]:
+    """Memories written just before or after a candidate in the same session share its score."""
+    sequences = sorted({row["sequence"] for row in rows.values() if row.get("sequence")})
+    if not sequences:
+        return scores
+    members: dict[str, list[tuple[str, str]]] = {}
+    for index in indexes:
+        for row in index.sequence_rows(sequences):
+            members.setdefault(row["sequence"], []).append((row.get("created") or "", row["id"]))
+    ordered = {seq: [memory_id for _, memory_id in sorted(items)] for seq, items in members.items()}
+    spread = spread_to_neighbours(scores, sequence_neighbours(ordered), weights)
+    missing = [memory_id for memory_id in spread if memory_id not in rows]
+    for index in indexes:
+        for row in index.rows_for_ids(missing):
+            if int(row.get("chunk") or 0) == 0:
+                rows.setdefault(row["id"], row)
+    for memory_id in missing:
+        sources.setdefault(memory_id, set()).add("neighbour")
+    return {memory_id: score for memory_id, score in spread.items() if memory_id in rows}
 
 
 def _chunk_key(row: dict, chunk_rows: dict[tuple[str, int], dict]) -> tuple[str, int]:
@@ -147,23 +181,22 @@ def _chunk_key(row: dict, chunk_rows: dict[tuple[str, int], dict]) -> tuple[str,
     return key
 
 
-def _use_best_chunks(rows: dict[str, dict], chunk_rows: dict, chunk_scores: dict) -> None:
-    """A memory found through several chunks is represented by the chunk that scored best."""
+def _best_chunks(rows: dict[str, dict], chunk_rows: dict, chunk_scores: dict) -> dict[str, float]:
+    """A memory scores as its best chunk, and is represented by that chunk's row."""
     best: dict[str, tuple[float, int]] = {}  # id -> (score, -chunk): ties go to the earlier chunk
     for (memory_id, chunk), score in chunk_scores.items():
-        if memory_id in rows:
-            best[memory_id] = max(best.get(memory_id, (score, -chunk)), (score, -chunk))
+        best[memory_id] = max(best.get(memory_id, (score, -chunk)), (score, -chunk))
     for memory_id, (_, negative_chunk) in best.items():
         rows[memory_id] = chunk_rows[(memory_id, -negative_chunk)]
+    return {memory_id: score for memory_id, (score, _) in best.items()}
 
 
 def _add_recency_bonus(scores: dict[str, float], rows: dict[str, dict], settings: dict,
-                       weight: float) -> None:
-    """Fresh memories gain at most a share of one retriever's top-rank score: added, never multiplied."""
+                       top_rank: float) -> None:
+    """Fresh memories gain at most a share of one retriever's top score: added, never multiplied."""
     share, half_life = recency_settings(settings)
     if share <= 0:
         return
-    top_rank = weight / (int(settings.get("rrf_k", 60)) + 1)
     now = datetime.now(timezone.utc)
     for memory_id in scores:
         row = rows[memory_id]
@@ -209,7 +242,7 @@ def _embed_in_background(query: str) -> Future:
     return future
 
 
-def _to_hit(store: Store, row: dict, score: float, sources: list[str]) -> Hit | None:
+def _to_hit(store: Store, row: dict, score: float, sources: set[str]) -> Hit | None:
     """Read the file: it is the truth, the row only a cache."""
     try:
         memory = read_memory(store.root, row["path"])

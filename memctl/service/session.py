@@ -13,6 +13,7 @@ from memctl.core.conversation import ROLES
 from memctl.core.memory import now_iso, parse_time
 from memctl.errors import MemctlError, UsageError
 from memctl.service.episodes import draft_turns, write_conversation_episode, written_id
+from memctl.service.redaction import redact_for_store
 from memctl.store.sessions import (
     SessionMeta,
     StoredTurn,
@@ -75,12 +76,14 @@ class AddTurnResult:
     view: SessionView
     reopened: bool = False
     folds: list[FoldReport] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)  # kind -> count, never the values
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "session": self.view.meta.id,
             "role": self.turn.role,
             "tokens": self.turn.tokens,
+            "redacted": dict(self.redacted),
             "session_turns": len(self.view.turns),
             "session_tokens": self.view.tokens,
             "over_limits": self.view.over_limits,
@@ -122,6 +125,9 @@ def add_turn(
         raise UsageError(f"Unknown role '{role}'. Choose one of: {', '.join(ROLES)}.")
     if not content.strip():
         raise UsageError("The turn is empty.")
+    # Why: the buffer is a file on disk; secrets are replaced before it is ever written.
+    redaction = redact_for_store(store, content)
+    content = redaction.text
     now = time.time() if now is None else now
     folds = end_idle_sessions(store, now=now)
     stamp = now_iso(now)
@@ -147,7 +153,8 @@ def add_turn(
                 folds.append(fold)
         write_turns(store.state_dir, session_id, turns)
         write_meta(store.state_dir, meta)
-    return AddTurnResult(turn, SessionView(meta, turns, buffer_limits(store)), reopened, folds)
+    view = SessionView(meta, turns, buffer_limits(store))
+    return AddTurnResult(turn, view, reopened, folds, dict(redaction.counts))
 
 
 def _trim(

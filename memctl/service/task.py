@@ -19,6 +19,7 @@ from memctl.core.task import (
 )
 from memctl.errors import MemctlError, UsageError
 from memctl.service.episodes import written_id
+from memctl.service.redaction import redact_for_store
 from memctl.service.writing import add_memory
 from memctl.store.task_state import clear_task, read_task, task_lock, write_task
 
@@ -49,6 +50,11 @@ def current_task(store: Store) -> TaskState | None:
     return read_task(store.state_dir)
 
 
+def _redacted(store: Store, text: str | None) -> str | None:
+    """The task file lives on disk: what the user typed is redacted before it gets there."""
+    return None if text is None else redact_for_store(store, text).text
+
+
 def begin_task(
     store: Store,
     goal: str,
@@ -67,7 +73,14 @@ def begin_task(
                 f"A task is already in progress: '{existing.goal}'. Finish it first with "
                 "`memctl task done` (or `memctl task done --failed`)."
             )
-        task = start_task(new_id(now), goal, plan, now_iso(now), target, tags)
+        task = start_task(
+            new_id(now),
+            _redacted(store, goal),
+            [_redacted(store, step) for step in plan],
+            now_iso(now),
+            _redacted(store, target),
+            [_redacted(store, tag) for tag in tags],
+        )
         write_task(store.state_dir, task)
     return task
 
@@ -88,7 +101,9 @@ def step_task(
         if task is None:
             raise _no_task()
         try:
-            index, created = record_step(task, text, now_iso(now), status, result)
+            index, created = record_step(
+                task, _redacted(store, text), now_iso(now), status, _redacted(store, result)
+            )
         except ValueError as exc:
             raise UsageError(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
         write_task(store.state_dir, task)
@@ -102,7 +117,7 @@ def note_task(store: Store, key: str, value: str, *, now: float | None = None) -
         task = read_task(store.state_dir)
         if task is None:
             raise _no_task()
-        task.notes[key.strip()] = value
+        task.notes[_redacted(store, key.strip())] = _redacted(store, value)
         task.updated = now_iso(now)
         write_task(store.state_dir, task)
     return task
@@ -115,7 +130,8 @@ def finish_task(
     from memctl.core.summarize import key_topics
 
     now = time.time() if now is None else now
-    lessons = [" ".join(lesson.split()) for lesson in lessons if lesson.strip()]
+    # Redacted before key_topics sees them: a topic cut from a secret would no longer look like one.
+    lessons = [_redacted(store, " ".join(lesson.split())) for lesson in lessons if lesson.strip()]
     with task_lock(store.state_dir):
         task = read_task(store.state_dir)
         if task is None:
@@ -142,7 +158,7 @@ def finish_task(
             "outcome": outcome,
             "steps": [step.to_dict() for step in task.steps],
             "lessons": lessons,
-            "key_topics": key_topics(text, 5),
+            "key_topics": key_topics(_redacted(store, text), 5),
         }
         if task.target:
             extra["target"] = task.target

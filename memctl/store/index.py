@@ -20,10 +20,10 @@ MANIFEST = "manifest.json"
 # Archived memories (archive/) live in a table of their own, synced only when asked for.
 ARCHIVE_TABLE = "archive"
 ARCHIVE_MANIFEST = "archive-manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 COLUMNS = (
     "id", "chunk", "path", "title", "type", "tags", "agent", "scope", "archived",
-    "created", "updated", "importance", "pinned", "embed_hash", "text",
+    "created", "updated", "importance", "pinned", "embed_hash", "sequence", "text",
 )  # fmt: skip
 
 
@@ -46,6 +46,7 @@ def _schema(dim: int):
             pa.field("importance", pa.float32()),
             pa.field("pinned", pa.bool_()),
             pa.field("embed_hash", pa.string()),
+            pa.field("sequence", pa.string()),  # "session_id=..." for memories written in sequence
             pa.field("text", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
@@ -202,13 +203,28 @@ class MemoryIndex:
     def search_text(self, query: str, limit: int, where: str | None) -> list[dict]:
         if not self.exists() or not query.strip():
             return []
-        table = self.dataset().to_table(
-            columns=list(COLUMNS) + ["_score"],
-            full_text_query=query,
-            filter=where,
-            prefilter=True,
-            limit=limit,
-        )
+        try:
+            table = self.dataset().to_table(
+                columns=list(COLUMNS) + ["_score"],
+                full_text_query=query,
+                filter=where,
+                prefilter=True,
+                limit=limit,
+            )
+        except Exception as exc:  # noqa: BLE001 - lance raises untyped errors; re-raised below
+            # Why: between a first write and its text index (another process syncing), lance
+            # refuses full-text search; the vector side still answers, and the next read heals.
+            if "INVERTED index" in str(exc):
+                return []
+            raise
+        return table.to_pylist()
+
+    def sequence_rows(self, sequences: list[str]) -> list[dict]:
+        """id, created and sequence of every first-chunk row in these sequences."""
+        if not sequences or not self.exists():
+            return []
+        where = "chunk = 0 AND sequence IN (" + ",".join(sql_quote(s) for s in sequences) + ")"
+        table = self.dataset().to_table(columns=["id", "created", "sequence"], filter=where)
         return table.to_pylist()
 
     def rows_for_ids(self, ids: list[str]) -> list[dict]:

@@ -108,6 +108,10 @@ def register(app: typer.Typer) -> None:
             print_json(result.to_dict())
             return
         report_folds(result.folds)
+        if result.redacted:
+            from memctl.service.redaction import describe_counts
+
+            stdout.print(f"Redacted before storing: {describe_counts(result.redacted)}", markup=False)
         view = result.view
         stdout.print(
             f"Added {'an' if role[0] in 'aeiou' else 'a'} {role} turn to {session} "
