@@ -22,6 +22,7 @@ from rich.table import Table
 from benchmarks.locomo_data import Conversation, load_conversations
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
+from memctl.config import Store, deep_merge
 
 # Bump when the way turns are written as memories changes: stores in --workdir are rebuilt.
 INGEST_FORMAT = 3
@@ -104,7 +105,8 @@ def _dia_id(hit) -> str | None:
     return str(value) if value is not None else None
 
 
-def evaluate(store, conv: Conversation, ks: list[int], details: list | None) -> tuple[list, dict, int]:
+def evaluate(store, conv: Conversation, ks: list[int], details: list | None,
+             modes: tuple[str, ...] = MODES) -> tuple[list, dict, int]:
     """Recall every question in every mode; return scored rows, per-mode latencies, unmapped hit count."""
     from memctl import service
 
@@ -116,7 +118,7 @@ def evaluate(store, conv: Conversation, ks: list[int], details: list | None) -> 
         relevant = set(question.evidence)
         record = {"sample_id": conv.sample_id, "question": question.text,
                   "category": question.category, "evidence": list(question.evidence)}
-        for mode in MODES:
+        for mode in modes:
             start = time.perf_counter()
             hits = service.recall(store, question.text, k=depth, mode=mode, sync=False)
             latencies[mode].append(time.perf_counter() - start)
@@ -178,6 +180,23 @@ def render(result: dict, ks: list[int]) -> None:
         out.print(f"[yellow]{result['unmapped_hits']} hits had no dia_id in their metadata (scored as misses)")
 
 
+def parse_overrides(items: list[str]) -> dict:
+    """`recall.fusion=rrf` -> {"recall": {"fusion": "rrf"}}; values are read as YAML."""
+    import yaml
+
+    overrides: dict = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+        *parents, leaf = key.strip().split(".")
+        node = overrides
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(raw)
+    return overrides
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="path to locomo10.json")
@@ -188,12 +207,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workdir", type=Path, default=None,
                         help="keep one store per conversation here and reuse it on later runs")
     parser.add_argument("--details", type=Path, default=None, help="per-question rankings as JSON lines")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES),
+                        help="retrieval modes to run (default: hybrid bm25 vector)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config key for this run, e.g. --set recall.fusion=rrf "
+                             "--set 'recall.neighbour_weights=[]' (for ablations; value is YAML)")
     args = parser.parse_args(argv)
+    try:
+        args.overrides = parse_overrides(args.overrides)
+    except ValueError as exc:
+        parser.error(str(exc))
     if not args.data.is_file():
         parser.error(f"{args.data}: no such file")
     if any(k < 1 for k in args.k):
         parser.error("--k values must be positive")
     args.k = sorted(set(args.k))
+    args.modes = tuple(m for m in MODES if m in args.modes)
     return args
 
 
@@ -223,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         for conv in selected:
             console.print(f"{conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions")
             store, conv_timing = prepare_store(conv, workdir / conv.sample_id)
-            conv_rows, conv_latencies, conv_unmapped = evaluate(store, conv, args.k, details)
+            if args.overrides:
+                store = Store(root=store.root, config=deep_merge(store.config, args.overrides), env=store.env)
+            conv_rows, conv_latencies, conv_unmapped = evaluate(store, conv, args.k, details, args.modes)
             rows += conv_rows
             unmapped += conv_unmapped
             for mode, values in conv_latencies.items():
@@ -261,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         "write_stats": dict(write_totals),
         "timing": timing,
         "machine": {**machine_info(), **peak_rss_mb()},
+        "overrides": args.overrides,
         "command": "python -m benchmarks.locomo " + " ".join(sys.argv[1:] if argv is None else argv),
     }
     render(result, args.k)

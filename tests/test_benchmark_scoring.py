@@ -243,3 +243,13 @@ def test_session_times_become_iso(text, iso):
 
 def test_unreadable_session_time_gives_none():
     assert parse_session_time("sometime in spring") is None
+
+
+def test_config_overrides_for_ablations():
+    from benchmarks.locomo import parse_overrides
+
+    assert parse_overrides(["recall.fusion=rrf", "recall.neighbour_weights=[]", "recall.bm25_weight=1"]) == {
+        "recall": {"fusion": "rrf", "neighbour_weights": [], "bm25_weight": 1}
+    }
+    with pytest.raises(ValueError):
+        parse_overrides(["recall.fusion"])

@@ -79,7 +79,9 @@ def recall(
     agent: str | None = None,
     include_archived: bool = False,
     sync: bool = True,
+    query_vector: Future | None = None,
 ) -> list[Hit]:
+    """`query_vector` may come from start_query_embedding(), begun before the caller's own sync."""
     if mode not in MODES:
         raise UsageError(f"Unknown recall mode '{mode}'. Choose one of: {', '.join(MODES)}.")
     if k < 1:
@@ -87,7 +89,8 @@ def recall(
     if not query.strip():
         raise UsageError("The query is empty.")
     # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
-    query_vector = _embed_in_background(query) if mode in ("hybrid", "vector") else None
+    if query_vector is None and mode in ("hybrid", "vector"):
+        query_vector = start_query_embedding(query)
     if sync:
         sync_index(store)
     if sync and include_archived:
@@ -224,7 +227,8 @@ def _search_text(indexes, query: str, limit: int, where: str | None) -> list[dic
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
 
 
-def _embed_in_background(query: str) -> Future:
+def start_query_embedding(query: str) -> Future:
+    """Embed the query in a thread, so loading the model overlaps other start-up work."""
     def run():
         from memctl.integrations.query_embedder import get_query_embedder
 

@@ -9,7 +9,7 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.errors import UsageError
 from memctl.service import recall, sync_index
-from memctl.service.recall import MODES, Hit
+from memctl.service.recall import MODES, Hit, start_query_embedding
 
 FORMATS = ("table", "json", "context")
 
@@ -69,6 +69,7 @@ def register(app: typer.Typer) -> None:
         if output_format not in FORMATS:
             raise UsageError(f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}.")
         store = current_store(ctx)
+        vector = start_query_embedding(query) if mode in ("hybrid", "vector") and query.strip() else None
         report = sync_index(store)
         warn_problems(report.problems)
         if include_archived:
@@ -76,7 +77,7 @@ def register(app: typer.Typer) -> None:
         limit = k if k is not None else int(store.section("recall").get("k", 5))
         hits = recall(
             store, query, k=limit, mode=mode, types=types or None, tags=tags or None,
-            agent=agent, include_archived=include_archived, sync=False,
+            agent=agent, include_archived=include_archived, sync=False, query_vector=vector,
         )
         if as_json or output_format == "json":
             print_json([hit.to_dict() for hit in hits])
