@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import typer
 
-from memctl.cli.commands import add, browse, compact, context, forget, index, init, recall, session, task
-from memctl.cli.commands import exchange, hook, hooks, mcp, watch
-from memctl.cli.commands import decay, stats
-from memctl.cli.commands import extract
+from memctl.cli.commands import (
+    add,
+    browse,
+    compact,
+    context,
+    decay,
+    exchange,
+    extract,
+    forget,
+    hook,
+    hooks,
+    index,
+    init,
+    mcp,
+    recall,
+    session,
+    stats,
+    task,
+    watch,
+)
 from memctl.cli.state import GlobalOptions
 
 app = typer.Typer(

@@ -7,9 +7,10 @@ Pure: plain values in, decisions out. The seeds' hybrid model scores how forgett
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from memctl.errors import UsageError
 
@@ -64,7 +65,7 @@ class DecaySettings:
     max_memories: int | None = 10000
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None) -> "DecaySettings":
+    def from_config(cls, section: Mapping[str, Any] | None) -> DecaySettings:
         """Read the `decay:` section of config.yaml; a bad value names its key."""
         section = section or {}
         base = cls()

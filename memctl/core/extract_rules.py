@@ -140,7 +140,7 @@ def _make(text: str, type_: str, confidence: float, kind: str, subject: str) -> 
 # --- wrappers: "remember that X", "from now on X", "记住X", "以后请X" -----------------------
 
 def _wrapper(cue: str, after: str = r"(?:\s+that|\s*[:,])") -> re.Pattern[str]:
-    return re.compile(rf"^(?:please\s+)?(?:{cue}){after}\s*(.+)", re.I)
+    return re.compile(rf"^(?:please\s+)?(?:{cue}){after}\s*(.+)", re.IGNORECASE)
 
 
 # (pattern, confidence, what the inner text is when it holds no other statement)
@@ -164,10 +164,10 @@ def _wrapped(text: str) -> Candidate | None:
         candidate = _statement(inner)
         if candidate is not None:
             return replace(candidate, confidence=max(candidate.confidence, confidence))
-        said = re.sub(r"^please\s+|^请", "", text, flags=re.I)
+        said = re.sub(r"^please\s+|^请", "", text, flags=re.IGNORECASE)
         if fallback == "rule":
             return _make(standalone(said), "procedural", confidence, "rule", verb_subject(inner))
-        if re.match(r"^to\s", inner, re.I):  # "remember to run the migrations"
+        if re.match(r"^to\s", inner, re.IGNORECASE):  # "remember to run the migrations"
             subject = verb_subject(inner[3:])
             return _make(standalone(said), "procedural", confidence, "rule", subject)
         if len(content_words(inner)) < 2 and len(inner) < 4:
@@ -180,7 +180,7 @@ def _wrapped(text: str) -> Candidate | None:
 
 def _en(clause: str) -> re.Pattern[str]:
     """A first-person English statement starting at a clause boundary."""
-    return re.compile(_EN_CLAUSE + rf"(?P<clause>{clause})", re.I)
+    return re.compile(_EN_CLAUSE + rf"(?P<clause>{clause})", re.IGNORECASE)
 
 
 def _zh(clause: str) -> re.Pattern[str]:
@@ -264,7 +264,7 @@ def _preference(text: str) -> Candidate | None:
         if not match:
             continue
         obj = match.group("obj").strip()
-        if _VAGUE_OBJECT.match(obj) or _too_thin(obj) or re.match(r"^you\b|^你", obj, re.I):
+        if _VAGUE_OBJECT.match(obj) or _too_thin(obj) or re.match(r"^you\b|^你", obj, re.IGNORECASE):
             return None
         verb = match.group("verb").lower()
         subject = object_subject(obj) if pattern is not _EN_HABIT else verb_subject(obj)
@@ -279,10 +279,10 @@ _EN_DECISION = re.compile(
     r"(?<!\bif )(?<!\bwhether )\bwe(?:'ve|\s+have|\s+all|\s+finally|\s+just|\s+both)*\s+"
     r"(?P<verb>decided|agreed|settled on|chose|went with)\s+(?P<prep>to|that|on|upon)?\s*"
     r"(?P<obj>.+)",
-    re.I,
+    re.IGNORECASE,
 )
 _EN_LETS = re.compile(
-    r"^let's\s+(?P<verb>use|go with|stick with|switch to|adopt|keep)\s+(?P<obj>.+)", re.I
+    r"^let's\s+(?P<verb>use|go with|stick with|switch to|adopt|keep)\s+(?P<obj>.+)", re.IGNORECASE
 )
 _ZH_DECISION = re.compile(
     r"我们(?:最终|最后|已经|一致|刚刚|都)*(?P<verb>决定|商定|约定|同意|确定)(?:了)?[，,：:]?(?P<obj>.+)"
@@ -294,7 +294,7 @@ def _decision(text: str, speaker: str = "user") -> Candidate | None:
     if match and not _too_thin(match.group("obj")):
         verb, prep, obj = match.group("verb"), match.group("prep"), match.group("obj").strip()
         lead = text[match.start():match.start("verb")]
-        has = " has" if re.search(r"'ve|\bhave\b", lead, re.I) else ""
+        has = " has" if re.search(r"'ve|\bhave\b", lead, re.IGNORECASE) else ""
         sentence = f"the team{has} {verb} {prep + ' ' if prep else ''}{obj}"
         if prep == "that":
             subject = clause_subject(obj)
@@ -325,7 +325,7 @@ def _lets(text: str) -> Candidate | None:
 _EN_RULE = re.compile(
     r"^(?:please\s+)?(?P<cue>always|never|don't ever|do not ever|never ever|"
     r"make sure (?:to|you)?)\s+(?P<obj>.+)",
-    re.I,
+    re.IGNORECASE,
 )
 _ZH_RULE = re.compile(
     r"^(?:请)?(?P<cue>(?:永远|千万|一定|务必|绝对)?(?:不要|别|不准|禁止|不许)|总是|始终|一定要|务必|"
@@ -362,16 +362,16 @@ _PROCEDURES = (
     re.compile(
         r"^(?:the\s+)?(?:best\s+|right\s+|correct\s+)?way to (?P<task>.+?) is (?:to |by )?"
         r"(?P<steps>.+)",
-        re.I,
+        re.IGNORECASE,
     ),
     re.compile(
         r"^(?:in order )?to (?!be\b)(?P<task>[^,]+?),?\s+"
         r"(?:you\s+(?:need to|have to|should|must|can)\s+|just\s+|first\s+)?"
         rf"(?P<steps>(?:{IMPERATIVE_VERBS})\b.+)",
-        re.I,
+        re.IGNORECASE,
     ),
-    re.compile(r"^(?:how to|steps to) (?P<task>[^:]+):\s*(?P<steps>.+)", re.I),
-    re.compile(r"^the command (?:to|for) (?P<task>.+?) is (?P<steps>.+)", re.I),
+    re.compile(r"^(?:how to|steps to) (?P<task>[^:]+):\s*(?P<steps>.+)", re.IGNORECASE),
+    re.compile(r"^the command (?:to|for) (?P<task>.+?) is (?P<steps>.+)", re.IGNORECASE),
     re.compile(r"^(?P<task>[^，,。]{2,20})的(?:方法|办法|方式|步骤|命令)是(?P<steps>.+)"),
     re.compile(r"^要(?P<task>[^，,。]{2,20})[，,](?:就|先|需要|得)?(?P<steps>(?:运行|执行|用|使用|跑).+)"),
 )
@@ -401,7 +401,7 @@ _LESSONS = (
     (r"(?:结果|后来|最后)发现(?P<obj>.+)", "semantic", 0.7),
     (r"根本原因是(?P<obj>.+)", "semantic", 0.7),
 )
-_LESSONS = tuple((re.compile(pattern, re.I), type_, conf) for pattern, type_, conf in _LESSONS)
+_LESSONS = tuple((re.compile(pattern, re.IGNORECASE), type_, conf) for pattern, type_, conf in _LESSONS)
 
 
 def _lesson(text: str) -> Candidate | None:

@@ -59,8 +59,7 @@ def check_text(path: Path | str, raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise InvalidMemoryFile(path, line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     for number, line in enumerate(text.splitlines(), start=1):
         if _CONFLICT.match(line):
             raise InvalidMemoryFile(path, number, "merge-conflict marker; resolve the conflict first")

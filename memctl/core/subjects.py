@@ -33,12 +33,7 @@ FACETS = {
 }
 
 STOPWORDS = frozenset(
-    """a an the this that these those my our your their his her its some any all each every
-    very really just also only more most much many few other such own same so too quite
-    rather always never usually often please to of in on at by with from into about and or
-    but if then than when while because since it them they we you i me he she is are was
-    were be been being do does did have has had will would can could should must may might
-    not no don't doesn't user's user""".split()
+    ["a", "an", "the", "this", "that", "these", "those", "my", "our", "your", "their", "his", "her", "its", "some", "any", "all", "each", "every", "very", "really", "just", "also", "only", "more", "most", "much", "many", "few", "other", "such", "own", "same", "so", "too", "quite", "rather", "always", "never", "usually", "often", "please", "to", "of", "in", "on", "at", "by", "with", "from", "into", "about", "and", "or", "but", "if", "then", "than", "when", "while", "because", "since", "it", "them", "they", "we", "you", "i", "me", "he", "she", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has", "had", "will", "would", "can", "could", "should", "must", "may", "might", "not", "no", "don't", "doesn't", "user's", "user"]
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#./-]*[a-z0-9+#]|[a-z0-9]|[\u3400-\u9fff]+")
 _QUALIFIER = re.compile(r"\b(?:for|as)\s+(.+)$", re.IGNORECASE)

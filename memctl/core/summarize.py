@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memctl.core.sentences import join_sentences, split_sentences, strip_code_blocks
 
@@ -24,16 +25,7 @@ if TYPE_CHECKING:
 Embed = Callable[[list[str]], "np.ndarray"]
 
 STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing don done down during each else
-    even ever few for from further get got had has have having he her here hers him his how i if
-    in into is it its itself just let lets like ll made make many may me might more most much must
-    my need no nor not now of off ok okay on once one only or other our ours out over own please
-    re really right same see she should so some still such sure than thank thanks that the their
-    them then there these they thing things think this those through to too under until up us use
-    used using ve very via was way we well were what when where which while who whom why will with
-    would yeah yes yet you your yours user assistant add ask asking find going keep know look
-    need say said start take tell try want""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "don", "done", "down", "during", "each", "else", "even", "ever", "few", "for", "from", "further", "get", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "lets", "like", "ll", "made", "make", "many", "may", "me", "might", "more", "most", "much", "must", "my", "need", "no", "nor", "not", "now", "of", "off", "ok", "okay", "on", "once", "one", "only", "or", "other", "our", "ours", "out", "over", "own", "please", "re", "really", "right", "same", "see", "she", "should", "so", "some", "still", "such", "sure", "than", "thank", "thanks", "that", "the", "their", "them", "then", "there", "these", "they", "thing", "things", "think", "this", "those", "through", "to", "too", "under", "until", "up", "us", "use", "used", "using", "ve", "very", "via", "was", "way", "we", "well", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "yeah", "yes", "yet", "you", "your", "yours", "user", "assistant", "add", "ask", "asking", "find", "going", "keep", "know", "look", "need", "say", "said", "start", "take", "tell", "try", "want"]
 )
 # Characters that make a Chinese bigram a poor topic (particles, pronouns, copulas).
 CJK_STOP_CHARS = frozenset("的了是我你他她它们在和就不也有这那个吗呢吧啊把被对要会能说都还很与及或但而用给让")

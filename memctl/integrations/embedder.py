@@ -66,7 +66,7 @@ class Embedder:
                 threads=threads,
                 lazy_load=False,
             )
-        except Exception as exc:  # noqa: BLE001 - any load failure means the same thing to a user
+        except Exception as exc:
             raise ModelUnavailable(f"Could not load the embedding model {model_file}: {exc}") from exc
         self.batch_size = batch_size
 

@@ -92,7 +92,7 @@ def complete_text(
         kwargs["mock_response"] = mock_response
     try:
         response = litellm.completion(**kwargs)
-    except Exception as exc:  # noqa: BLE001 - litellm raises many provider-specific types
+    except Exception as exc:
         raise LLMUnavailable(f"The LLM call to '{model}' failed: {exc.__class__.__name__}: {exc}") from exc
     text = response.choices[0].message.content or ""
     usage = getattr(response, "usage", None)

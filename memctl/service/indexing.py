@@ -12,7 +12,14 @@ from memctl.core.memory import Memory
 from memctl.core.sync import IndexedFile, SyncReport, embed_hash, file_hash, plan_sync
 from memctl.errors import InvalidMemoryFile
 from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
-from memctl.store.index import ARCHIVE_MANIFEST, ARCHIVE_TABLE, MANIFEST, TABLE, Manifest, MemoryIndex
+from memctl.store.index import (
+    ARCHIVE_MANIFEST,
+    ARCHIVE_TABLE,
+    MANIFEST,
+    TABLE,
+    Manifest,
+    MemoryIndex,
+)
 
 Progress = Callable[[int, int], None]
 

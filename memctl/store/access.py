@@ -10,11 +10,11 @@ import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from memctl.errors import InvalidMemoryFile
 

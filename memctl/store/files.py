@@ -113,6 +113,20 @@ def write_memory(path: Path, memory: Memory) -> bytes:
     return data
 
 
+def read_state_json(path: Path, what: str):
+    """A JSON file of the state area, or None when absent; a broken one names its line."""
+    import json
+
+    from memctl.errors import InvalidMemoryFile
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        raise InvalidMemoryFile(path, getattr(exc, "lineno", 1), f"broken {what}: {exc}") from None
+
+
 @contextlib.contextmanager
 def file_lock(lock_path: Path) -> Iterator[None]:
     """An exclusive advisory lock shared by every memctl process on this store."""

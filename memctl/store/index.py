@@ -211,7 +211,7 @@ class MemoryIndex:
                 prefilter=True,
                 limit=limit,
             )
-        except Exception as exc:  # noqa: BLE001 - lance raises untyped errors; re-raised below
+        except Exception as exc:
             # Why: between a first write and its text index (another process syncing), lance
             # refuses full-text search; the vector side still answers, and the next read heals.
             if "INVERTED index" in str(exc):

@@ -9,9 +9,9 @@ lock and reopen its table handles afterwards: readers of older versions break.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterable, Iterator
 
 DATA_DIRNAME = "data"
 INDICES_DIRNAME = "_indices"

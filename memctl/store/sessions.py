@@ -16,7 +16,7 @@ from typing import Any
 
 from memctl.core.conversation import ROLES, Turn
 from memctl.errors import InvalidMemoryFile, UsageError
-from memctl.store.files import atomic_write, file_lock
+from memctl.store.files import atomic_write, file_lock, read_state_json
 
 SESSIONS_DIRNAME = "sessions"
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -152,14 +152,9 @@ def write_turns(state_dir: Path, session_id: str, turns: list[StoredTurn]) -> No
 
 def read_meta(state_dir: Path, session_id: str) -> SessionMeta | None:
     path = meta_path(state_dir, session_id)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    data = read_state_json(path, "session metadata")
+    if data is None:
         return None
-    except ValueError as exc:
-        raise InvalidMemoryFile(
-            path, getattr(exc, "lineno", 1), f"broken session metadata: {exc}"
-        ) from None
     if not isinstance(data, dict) or not data.get("created"):
         raise InvalidMemoryFile(path, 1, "session metadata must be an object with 'created'")
     try:

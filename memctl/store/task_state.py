@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memctl.core.task import TaskState
 from memctl.errors import InvalidMemoryFile
-from memctl.store.files import atomic_write, file_lock
+from memctl.store.files import atomic_write, file_lock, read_state_json
 
 TASK_FILENAME = "task.json"
 
@@ -26,14 +26,9 @@ def task_lock(state_dir: Path) -> Iterator[None]:
 
 def read_task(state_dir: Path) -> TaskState | None:
     path = task_path(state_dir)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    data = read_state_json(path, "task state")
+    if data is None:
         return None
-    except ValueError as exc:
-        raise InvalidMemoryFile(
-            path, getattr(exc, "lineno", 1), f"broken task state: {exc}"
-        ) from None
     try:
         return TaskState.from_dict(data)
     except ValueError as exc:
