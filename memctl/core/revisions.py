@@ -215,6 +215,15 @@ def mentions(memory: Memory) -> int:
         return 1
 
 
+def _combined(existing: Memory, new: Memory) -> dict:
+    """What a merge keeps from both statements: every tag, the higher importance, any pin."""
+    return {
+        "tags": sorted(set(existing.tags) | set(new.tags)),
+        "importance": max(existing.importance, new.importance),
+        "pinned": existing.pinned or new.pinned,
+    }
+
+
 def reinforced(existing: Memory, new: Memory, now: str) -> Memory:
     """The same statement again: one more mention, a little more confidence."""
     extra = dict(existing.extra)
@@ -225,10 +234,8 @@ def reinforced(existing: Memory, new: Memory, now: str) -> Memory:
         existing,
         confidence=min(1.0, round(existing.confidence + REINFORCE_STEP, 4)),
         updated=now,
-        tags=sorted(set(existing.tags) | set(new.tags)),
-        importance=max(existing.importance, new.importance),
-        pinned=existing.pinned or new.pinned,
         extra=extra,
+        **_combined(existing, new),
     )
 
 
@@ -252,10 +259,8 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
         confidence=new.confidence,
         source="corrected_memory",
         updated=now,
-        tags=sorted(set(existing.tags) | set(new.tags)),
-        importance=max(existing.importance, new.importance),
-        pinned=existing.pinned or new.pinned,
         extra=extra,
+        **_combined(existing, new),
     )
 
 
