@@ -101,3 +101,27 @@ def test_duplicate_ids_are_reported_not_indexed_twice(store, write_file):
     report = service.sync_index(store)
     assert report.added == 1
     assert "duplicate id" in report.problems[0]["problem"]
+
+
+def test_a_new_index_recipe_rewrites_rows_and_embeds_only_changed_texts(store, monkeypatch):
+    """Upgrading memctl can change what text represents a memory; no file's mtime says so."""
+    from memctl.service import indexing
+
+    for text in ("Deploys go through make release", "Alice owns the billing service"):
+        service.add_memory(store, text, sync=False, dedup=False)
+    service.sync_index(store)
+    original = indexing.index_texts
+
+    def new_recipe(memory):
+        texts = original(memory)
+        return [t + "\nowner: alice" for t in texts] if "Alice" in memory.body else texts
+
+    monkeypatch.setattr(indexing, "index_texts", new_recipe)
+    monkeypatch.setattr(indexing, "INDEX_RECIPE", indexing.INDEX_RECIPE + 1)
+    report = service.sync_index(store)
+    assert (report.updated, report.embedded, report.rebuilt) == (2, 1, False)
+    texts = {row["text"] for row in indexing.open_index(store).rows_for_ids(
+        [e.id for e in indexing.Manifest.load(store.index_dir).files.values()])}
+    assert any(t.endswith("owner: alice") for t in texts)
+    again = service.sync_index(store)
+    assert (again.updated, again.embedded) == (0, 0)

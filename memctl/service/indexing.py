@@ -24,6 +24,9 @@ from memctl.store.index import (
 Progress = Callable[[int, int], None]
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
+# Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
+# every file (re-embedding only texts that really changed), since no file's mtime says so.
+INDEX_RECIPE = 3
 DIMENSION = 384
 
 
@@ -104,8 +107,10 @@ def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = 
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
     if rebuild or stale_model or unknown_table or (manifest.files and not index.exists()):
-        manifest = Manifest(MODEL_ID, DIMENSION, {})
+        manifest = Manifest(MODEL_ID, DIMENSION, {}, INDEX_RECIPE)
         report.rebuilt = True
+    elif manifest.recipe != INDEX_RECIPE and manifest.files:
+        manifest.files = {p: dataclasses.replace(e, mtime_ns=-1, file_hash="") for p, e in manifest.files.items()}
     plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)
     report.unchanged = sum(1 for p in plan.unchanged if manifest.files[p].problem is None)
     report.problems = [manifest.files[p].problem for p in plan.unchanged if manifest.files[p].problem]
@@ -174,7 +179,7 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
     rows, vectors = _embed_rows(store, index, pending, report, progress)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
-    manifest.model, manifest.dim = MODEL_ID, DIMENSION
+    manifest.model, manifest.dim, manifest.recipe = MODEL_ID, DIMENSION, INDEX_RECIPE
     store.index_dir.mkdir(parents=True, exist_ok=True)
     manifest.save(store.index_dir, manifest_name(archive))
     return report

@@ -60,10 +60,12 @@ def sql_quote(value: str) -> str:
 class Manifest:
     """Per-file stat and hashes, plus the model the vectors came from."""
 
-    def __init__(self, model: str | None, dim: int | None, files: dict[str, IndexedFile]):
+    def __init__(self, model: str | None, dim: int | None, files: dict[str, IndexedFile],
+                 recipe: int | None = None):
         self.model = model
         self.dim = dim
         self.files = files
+        self.recipe = recipe  # which version of memctl's "what text represents a memory" made the rows
 
     @classmethod
     def load(cls, index_dir: Path, filename: str = MANIFEST) -> Manifest:
@@ -73,7 +75,7 @@ class Manifest:
             if data.get("version") != MANIFEST_VERSION:
                 raise ValueError("old manifest")
             files = {p: IndexedFile(*entry) for p, entry in data["files"].items()}
-            return cls(data.get("model"), data.get("dim"), files)
+            return cls(data.get("model"), data.get("dim"), files, data.get("recipe"))
         except (OSError, ValueError, KeyError, TypeError):
             return cls(None, None, {})
 
@@ -82,6 +84,7 @@ class Manifest:
             "version": MANIFEST_VERSION,
             "model": self.model,
             "dim": self.dim,
+            "recipe": self.recipe,
             "files": {
                 p: [e.mtime_ns, e.size, e.file_hash, e.embed_hash, e.id, e.problem]
                 for p, e in sorted(self.files.items())
