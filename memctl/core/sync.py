@@ -16,6 +16,8 @@ class IndexedFile:
     embed_hash: str | None = None
     id: str | None = None
     problem: dict | None = None
+    sequence: str = ""  # "session_id=..." when the memory was written in a sequence
+    order: str = ""  # its place there: created, then id
 
 
 @dataclass(frozen=True)

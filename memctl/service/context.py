@@ -137,19 +137,17 @@ def _related(store: Store, query: str, hits: list, min_similarity: float) -> lis
         return hits
     import numpy as np
 
-    from memctl.core.sync import embed_hash
-    from memctl.service.indexing import MODEL_ID, index_text, open_index
+    from memctl.service.indexing import open_index
 
     try:
         from memctl.integrations.query_embedder import get_query_embedder as embedder
     except ImportError:
         from memctl.integrations.embedder import get_embedder as embedder
     query_vector = np.asarray(embedder().embed_query(query), dtype=np.float32)
-    hashes = {hit.id: embed_hash(MODEL_ID, index_text(hit.memory)) for hit in vector_only}
-    vectors = open_index(store).vectors_for(sorted(set(hashes.values())))
+    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in vector_only}))
     weak = set()
     for hit in vector_only:
-        vector = vectors.get(hashes[hit.id])
+        vector = vectors.get(hit.id)
         if (
             vector is not None
             and float(np.dot(np.asarray(vector, dtype=np.float32), query_vector)) < min_similarity

@@ -190,15 +190,13 @@ def related_hits(store: Store, query: str, hits: list, min_similarity: float) ->
     """
     if not hits:
         return []
-    from memctl.core.sync import embed_hash
-    from memctl.service.indexing import MODEL_ID, index_text, open_index
+    from memctl.service.indexing import open_index
 
-    hashes = {hit.id: embed_hash(MODEL_ID, index_text(hit.memory)) for hit in hits}
-    vectors = open_index(store).vectors_for(sorted(set(hashes.values())))
+    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
     query_vector = _embed_query(query)
     kept = []
     for hit in hits:
-        vector = vectors.get(hashes[hit.id])
+        vector = vectors.get(hit.id)
         if vector is None:
             continue
         similarity = float(vector @ query_vector)

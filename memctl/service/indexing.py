@@ -9,6 +9,7 @@ from memctl.config import Store
 from memctl.core.chunking import split_chunks
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
+from memctl.core.sequences import contextual_text, ordered_members, predecessors
 from memctl.core.sync import IndexedFile, SyncReport, embed_hash, file_hash, plan_sync
 from memctl.errors import InvalidMemoryFile
 from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
@@ -26,7 +27,7 @@ Progress = Callable[[int, int], None]
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
-INDEX_RECIPE = 3
+INDEX_RECIPE = 4
 DIMENSION = 384
 
 
@@ -126,7 +127,7 @@ def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = 
 def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) -> SyncReport:
     files = dict(manifest.files)
     delete_ids: list[str] = []
-    pending: list[tuple[str, Memory, str, str, int]] = []  # relpath, memory, text, embed hash, chunk
+    derived: dict[str, Memory] = {}  # relpath -> memory whose rows are (re)written
     seen_ids = {e.id: p for p, e in files.items() if e.id and p not in plan.check and p not in plan.removed}
 
     for relpath in plan.removed:
@@ -145,7 +146,7 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
             continue  # Why: an unreadable file is "changed", never "deleted"; keep its old rows.
         fhash = file_hash(raw)
         if old is not None and old.file_hash == fhash:
-            files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, old.embed_hash, old.id, old.problem)
+            files[relpath] = dataclasses.replace(old, mtime_ns=stat.mtime_ns, size=stat.size)
             if old.problem:
                 report.problems.append(old.problem)
             else:
@@ -164,18 +165,18 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
             files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, None, None, problem)
             continue
         seen_ids[memory.id] = relpath
-        texts = index_texts(memory)
-        hashes = [embed_hash(MODEL_ID, text) for text in texts]
         if old is not None and old.id and old.problem is None:
             delete_ids.append(old.id)
             report.updated += 1
         else:
             report.added += 1
-        if memory.id not in delete_ids:
-            delete_ids.append(memory.id)  # a moved file: drop the row stored under its old path
-        pending.extend((relpath, memory, text, h, n) for n, (text, h) in enumerate(zip(texts, hashes)))
-        files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, hashes[0], memory.id, None)
+        delete_ids.append(memory.id)  # a moved file: drop the row stored under its old path
+        derived[relpath] = memory
+        files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, None, memory.id, None,
+                                     sequence_of(memory), _order_key(memory))
 
+    previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
+    pending = _pending_rows(store, derived, previous, files)
     rows, vectors = _embed_rows(store, index, pending, report, progress)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
@@ -185,11 +186,67 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
     return report
 
 
+def _order_key(memory: Memory) -> str:
+    return f"{memory.created or ''}\x00{memory.id}"  # the order recall's neighbours use
+
+
+def _rederive_neighbours(store, old_files, files, derived, delete_ids) -> dict[str, str | None]:
+    """Memories whose predecessor in their sequence changed (a new, edited, moved or deleted
+    memory before them) are embedded again with their new context. Returns each touched
+    sequence member's predecessor."""
+    touched = {old_files[p].sequence for p in old_files if p not in files or p in derived}
+    touched |= {files[p].sequence for p in derived}
+    touched.discard("")
+    if not touched:
+        return {}
+
+    def order_of(entries):
+        return predecessors(ordered_members(
+            (e.sequence, e.order, p) for p, e in entries.items() if e.sequence in touched and e.problem is None))
+
+    before, now = order_of(old_files), order_of(files)
+    for relpath, previous in now.items():
+        if relpath in derived or (before.get(relpath, previous) == previous and previous not in derived):
+            continue
+        try:
+            memory = read_memory(store.root, relpath)
+        except (OSError, InvalidMemoryFile):
+            continue  # Why: the next sync reports it; its old rows stay meanwhile.
+        derived[relpath] = memory
+        delete_ids.append(memory.id)
+    return now
+
+
+def _pending_rows(store, derived, previous, files) -> list[tuple]:
+    """(relpath, memory, row text, embedded text, embed hash, chunk) for every row to write."""
+    pending = []
+    for relpath, memory in derived.items():
+        texts = index_texts(memory)
+        embedded = list(texts)
+        before = previous.get(relpath)
+        if len(texts) == 1 and before:
+            earlier = derived.get(before) or _read_quietly(store, before)
+            if earlier is not None:
+                embedded[0] = contextual_text(texts[0], current_text(earlier.body).strip())
+        hashes = [embed_hash(MODEL_ID, text) for text in embedded]
+        pending.extend((relpath, memory, text, vector_text, h, n)
+                       for n, (text, vector_text, h) in enumerate(zip(texts, embedded, hashes)))
+        files[relpath] = dataclasses.replace(files[relpath], embed_hash=hashes[0])
+    return pending
+
+
+def _read_quietly(store, relpath: str) -> Memory | None:
+    try:
+        return read_memory(store.root, relpath)
+    except (OSError, InvalidMemoryFile):
+        return None
+
+
 def _embed_rows(store, index, pending, report, progress):
     import numpy as np
 
-    reusable = index.vectors_for(sorted({entry[3] for entry in pending}))
-    todo = [(i, entry[2]) for i, entry in enumerate(pending) if entry[3] not in reusable]
+    reusable = index.vectors_for(sorted({entry[4] for entry in pending}))
+    todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
     # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
     todo.sort(key=lambda item: len(item[1]))
     vectors: dict[int, object] = {}
@@ -206,8 +263,8 @@ def _embed_rows(store, index, pending, report, progress):
             if progress:
                 progress(min(start + step, len(todo)), len(todo))
         report.embedded = len(todo)
-    rows = [_row(memory, relpath, text, ehash, chunk) for relpath, memory, text, ehash, chunk in pending]
+    rows = [_row(memory, relpath, text, ehash, chunk) for relpath, memory, text, _, ehash, chunk in pending]
     matrix = np.zeros((len(pending), DIMENSION), dtype=np.float32)
-    for i, (_, _, _, ehash, _) in enumerate(pending):
+    for i, (_, _, _, _, ehash, _) in enumerate(pending):
         matrix[i] = vectors[i] if i in vectors else reusable[ehash]
     return rows, matrix

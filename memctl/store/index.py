@@ -86,7 +86,7 @@ class Manifest:
             "dim": self.dim,
             "recipe": self.recipe,
             "files": {
-                p: [e.mtime_ns, e.size, e.file_hash, e.embed_hash, e.id, e.problem]
+                p: [e.mtime_ns, e.size, e.file_hash, e.embed_hash, e.id, e.problem, e.sequence, e.order]
                 for p, e in sorted(self.files.items())
             },
         }
@@ -235,3 +235,16 @@ class MemoryIndex:
             return []
         where = "id IN (" + ",".join(sql_quote(i) for i in ids) + ")"
         return self.dataset().to_table(columns=list(COLUMNS), filter=where).to_pylist()
+
+    def vectors_for_ids(self, ids: list[str]) -> dict[str, Any]:
+        """Each memory's vector (of its first chunk), as recall's vector search saw it."""
+        if not ids or not self.exists():
+            return {}
+        found: dict[str, Any] = {}
+        for start in range(0, len(ids), 500):
+            where = "chunk = 0 AND id IN (" + ",".join(sql_quote(i) for i in ids[start : start + 500]) + ")"
+            table = self.dataset().to_table(columns=["id", "vector"], filter=where)
+            for memory_id, vector in zip(table.column("id").to_pylist(),
+                                         table.column("vector").to_numpy(zero_copy_only=False)):
+                found[memory_id] = vector
+        return found
