@@ -159,3 +159,39 @@ def test_installed_script_runs_in_a_real_process(project):
     found = subprocess.run([exe, "recall", "which package manager", "--json"], capture_output=True, text=True, cwd=project)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)[0]["id"] == json.loads(added.stdout)["id"]
+
+
+def test_the_command_map_matches_what_each_module_registers():
+    import typer
+
+    from memctl.cli.app import COMMANDS, build_app
+
+    for module, names in COMMANDS.items():
+        group = typer.main.get_command(build_app([module]))
+        assert sorted(group.commands) == sorted(names), module
+    assert sorted(typer.main.get_command(app).commands) == sorted(n for names in COMMANDS.values() for n in names)
+
+
+def test_the_command_word_is_found_after_global_options():
+    from memctl.cli.app import command_name
+
+    assert command_name(["--store", "recall", "add", "x"]) == "add"  # a store folder named recall
+    assert command_name(["-s", "/tmp/s", "recall", "q"]) == "recall"
+    assert command_name(["--store=/tmp/s", "recall", "q"]) == "recall"
+    assert command_name(["--help"]) is None
+
+
+def test_a_command_line_builds_only_its_own_command(tmp_path):
+    code = (
+        "import sys\n"
+        "from memctl.cli.app import main\n"
+        f"sys.argv = ['memctl', '--store', {str(tmp_path / 'none')!r}, 'recall', 'anything']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = [m for m in sys.modules if m.startswith('memctl.cli.commands.')]\n"
+        "print(sorted(loaded))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "['memctl.cli.commands.recall']"
