@@ -208,9 +208,8 @@ def _rederive_neighbours(store, old_files, files, derived, delete_ids) -> dict[s
     for relpath, previous in now.items():
         if relpath in derived or (before.get(relpath, previous) == previous and previous not in derived):
             continue
-        try:
-            memory = read_memory(store.root, relpath)
-        except (OSError, InvalidMemoryFile):
+        memory = _read_quietly(store, relpath)
+        if memory is None:
             continue  # Why: the next sync reports it; its old rows stay meanwhile.
         derived[relpath] = memory
         delete_ids.append(memory.id)
