@@ -10,7 +10,14 @@ from memctl.core.chunking import split_chunks
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
 from memctl.core.sequences import contextual_text, ordered_members, predecessors
-from memctl.core.sync import IndexedFile, SyncReport, embed_hash, file_hash, plan_sync
+from memctl.core.sync import (
+    IndexedFile,
+    SyncReport,
+    embed_hash,
+    file_hash,
+    plan_sync,
+    stat_fingerprint,
+)
 from memctl.errors import InvalidMemoryFile
 from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
 from memctl.store.index import (
@@ -102,8 +109,10 @@ def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = 
     """
     report = SyncReport()
     stats = indexed_files(store, archive)
-    manifest = Manifest.load(store.index_dir, manifest_name(archive))
     index = open_index(store, archive)
+    if not rebuild and _matches_stamp(store, stats, index, archive, report):
+        return report
+    manifest = Manifest.load(store.index_dir, manifest_name(archive))
     stale_model = manifest.model not in (None, MODEL_ID) or manifest.dim not in (None, DIMENSION)
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
@@ -116,12 +125,31 @@ def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = 
     report.unchanged = sum(1 for p in plan.unchanged if manifest.files[p].problem is None)
     report.problems = [manifest.files[p].problem for p in plan.unchanged if manifest.files[p].problem]
     if not plan.check and not plan.removed and not report.rebuilt:
+        try:
+            manifest.save_stamp(store.index_dir, manifest_name(archive))  # the next no-op is cheaper
+        except OSError:
+            pass  # Why: a read-only store still syncs the slow way; nothing is wrong with it.
         return report
 
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
             index.drop()
         return _apply_plan(store, index, manifest, stats, plan, report, progress, archive)
+
+
+def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bool:
+    """True, with the report filled in, when every file is as the last sync left it."""
+    stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
+    current = (MODEL_ID, DIMENSION, INDEX_RECIPE)
+    if not stamp or (stamp.get("model"), stamp.get("dim"), stamp.get("recipe")) != current:
+        return False
+    if stamp.get("fingerprint") != stat_fingerprint({p: (s.mtime_ns, s.size) for p, s in stats.items()}):
+        return False
+    if stats and not index.exists():
+        return False
+    report.unchanged = int(stamp.get("unchanged") or 0)
+    report.problems = list(stamp.get("problems") or [])
+    return True
 
 
 def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) -> SyncReport:
