@@ -22,8 +22,9 @@ DEFAULTS: dict[str, Any] = {
     "embedding": {"model": "all-MiniLM-L6-v2-int8", "batch_size": 64, "threads": None},
     "recall": {
         "k": 5,
-        # "score": weighted sum of each side's min-max normalized scores; "rrf": reciprocal ranks.
-        "fusion": "score",
+        # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by
+        # their standard deviation ("zscore") or their range ("score": min-max); "rrf": ranks.
+        "fusion": "zscore",
         "bm25_weight": 0.6,
         "vector_weight": 0.4,
         "rrf_k": 60,

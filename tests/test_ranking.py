@@ -23,6 +23,43 @@ def test_score_fusion_weighs_each_side_and_misses_count_zero():
     assert fused == pytest.approx({"a": 0.6, "b": 0.4, "c": 0.0})
 
 
+def test_stdev_scaling_puts_the_weakest_candidate_at_zero_and_divides_by_the_spread():
+    scaled = normalized_scores([("a", 10.0), ("b", 3.0), ("c", 1.0), ("d", 0.0)], "stdev")
+    spread = (61 / 4) ** 0.5  # population standard deviation of 10, 3, 1, 0 (mean 3.5)
+    assert scaled == pytest.approx({"a": 10 / spread, "b": 3 / spread, "c": 1 / spread, "d": 0.0})
+    assert normalized_scores([("x", 0.7), ("y", 0.7)], "stdev") == {"x": 1.0, "y": 1.0}
+    with pytest.raises(ValueError):
+        normalized_scores([("x", 1.0)], "median")
+
+
+def test_one_outlier_squeezes_a_list_less_under_stdev_than_under_range():
+    """A rare word only one memory has must not flatten the rest of that retriever's ranking."""
+    scores = [("outlier", 40.0)] + [(f"m{n}", 10.0 - n) for n in range(10)] + [("weakest", 0.0)]
+    by_range, by_stdev = normalized_scores(scores, "range"), normalized_scores(scores, "stdev")
+    gap_range = by_range["m0"] - by_range["m9"]
+    gap_stdev = by_stdev["m0"] - by_stdev["m9"]
+    assert gap_stdev / by_stdev["outlier"] == pytest.approx(gap_range / by_range["outlier"])  # same shape
+    assert gap_stdev > 2 * gap_range  # but the ordinary candidates keep their distance
+
+
+def test_recall_fusion_is_configurable_and_checked(store):
+    from memctl.config import open_store
+    from memctl.errors import UsageError
+
+    for text in ("Releases are tagged by the release captain", "The release train leaves every Tuesday"):
+        service.add_memory(store, text, sync=False, dedup=False)
+    config = store.root / "config.yaml"
+    original = config.read_text()
+    found = {}
+    for fusion in ("zscore", "score", "rrf"):
+        config.write_text(original.replace("recall:\n", f"recall:\n  fusion: {fusion}\n", 1))
+        found[fusion] = {hit.id for hit in service.recall(open_store(store.root), "release captain", k=2)}
+    assert found["zscore"] == found["score"] == found["rrf"] and len(found["rrf"]) == 2
+    config.write_text(original.replace("recall:\n", "recall:\n  fusion: average\n", 1))
+    with pytest.raises(UsageError, match="recall.fusion"):
+        service.recall(open_store(store.root), "release captain")
+
+
 def test_rrf_sums_reciprocal_ranks():
     fused = reciprocal_rank_fusion([["a", "b"], ["b"]], [1.0, 1.0], k=60)
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)

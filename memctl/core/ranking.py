@@ -1,4 +1,4 @@
-"""Ranking for hybrid recall: reciprocal-rank fusion, exact identifiers, bounded bonuses, MMR."""
+"""Ranking for hybrid recall: score and rank fusion, exact identifiers, session neighbours."""
 
 from __future__ import annotations
 
@@ -54,54 +54,42 @@ def reciprocal_rank_fusion(
     return fused
 
 
-def mmr_order(
-    candidates: Sequence[str],
-    relevance: dict[str, float],
-    similarity,
-    lambda_: float = 0.7,
-    limit: int | None = None,
-) -> list[str]:
-    """Maximal marginal relevance: trade relevance against similarity to what is already picked.
-
-    `similarity(a, b)` returns cosine similarity of two candidates.
-    """
-    pool = list(candidates)
-    limit = len(pool) if limit is None else min(limit, len(pool))
-    if not pool or lambda_ >= 1.0:
-        return sorted(pool, key=lambda c: -relevance[c])[:limit]
-    top = max(relevance[c] for c in pool) or 1.0
-    picked: list[str] = []
-    while pool and len(picked) < limit:
-        def gain(c: str) -> float:
-            redundancy = max((similarity(c, p) for p in picked), default=0.0)
-            return lambda_ * relevance[c] / top - (1 - lambda_) * redundancy
-
-        best = max(pool, key=gain)
-        picked.append(best)
-        pool.remove(best)
-    return picked
+SCALES = ("stdev", "range")
 
 
-def normalized_scores(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """Scale one retriever's scores to [0, 1] over its own candidates (min-max).
+def normalized_scores(scored: Sequence[tuple[str, float]], scale: str = "range") -> dict[str, float]:
+    """One retriever's scores shifted so its weakest candidate is 0, then divided by their spread:
+    `range` (max - min: min-max scaling to [0, 1]) or `stdev` (the standard deviation).
 
-    Why: BM25 scores are unbounded and cosines crowd into a narrow band; scaling each list to
-    its own range lets a convex combination weigh them by how far apart candidates really are.
+    Why: BM25 scores are unbounded and cosines crowd into a narrow band; scaling each list by its
+    own spread lets a weighted sum compare them by how far apart candidates really are. The range
+    hangs on the two extreme candidates, so one outlier (a rare word only one memory has) squeezes
+    every other candidate of that list toward 0; the standard deviation of all candidates moves
+    much less. Equal scores all get 1.
     """
     if not scored:
         return {}
     values = [score for _, score in scored]
-    low, high = min(values), max(values)
-    if high - low < 1e-12:
+    low = min(values)
+    if scale == "range":
+        spread = max(values) - low
+    elif scale == "stdev":
+        mean = sum(values) / len(values)
+        spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    else:
+        raise ValueError(f"unknown scale {scale!r}; expected one of {SCALES}")
+    if spread < 1e-12:
         return {item: 1.0 for item, _ in scored}
-    return {item: (score - low) / (high - low) for item, score in scored}
+    return {item: (score - low) / spread for item, score in scored}
 
 
-def score_fusion(lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float]) -> dict[str, float]:
-    """Weighted sum of min-max normalized scores; an item missing from a list gets 0 there."""
+def score_fusion(lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float],
+                 scale: str = "range") -> dict[str, float]:
+    """Weighted sum of normalized scores; an item missing from a list gets 0 there, as its
+    weakest candidate does."""
     fused: dict[str, float] = {}
     for scored, weight in zip(lists, weights):
-        for item, value in normalized_scores(scored).items():
+        for item, value in normalized_scores(scored, scale).items():
             fused[item] = fused.get(item, 0.0) + weight * value
     return fused
 

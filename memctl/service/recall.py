@@ -15,6 +15,7 @@ from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
 from memctl.core.memory import Memory, parse_time
 from memctl.core.ranking import (
     contains_identifier,
+    normalized_scores,
     query_identifiers,
     reciprocal_rank_fusion,
     score_fusion,
@@ -28,8 +29,11 @@ from memctl.store.files import read_memory
 from memctl.store.index import sql_quote
 
 MODES = ("hybrid", "bm25", "vector")
-# Why: an exact identifier hit must outrank anything fusion and neighbours can produce (< 2).
-IDENTIFIER_BONUS = 10.0
+# recall.fusion -> how each retriever's scores are scaled before the weighted sum ("rrf" uses ranks).
+FUSION_SCALES = {"zscore": "stdev", "score": "range"}
+# Why: an exact identifier hit must outrank anything fusion and neighbours can produce. A list
+# scaled by its standard deviation tops out near sqrt(candidates), neighbours add at most as much.
+IDENTIFIER_BONUS = 1000.0
 
 
 @dataclass
@@ -108,43 +112,20 @@ def recall(
 
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
     chunk_rows: dict[tuple[str, int], dict] = {}
+    text_rows = _search_text(indexes, query, pool, where) if mode in ("hybrid", "bm25") else None
+    vector = query_vector.result() if mode in ("hybrid", "vector") else None
+    vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
+    identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
+
+    chunk_scores, top_single = _fuse(settings, vector_rows, text_rows, chunk_rows)
+    for row in identifier_rows:
+        key = _chunk_key(row, chunk_rows)
+        chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
+
     sources: dict[str, set[str]] = {}
-    lists: list[list[tuple[tuple[str, int], float]]] = []
-    weights: list[float] = []
-
-    def take(name: str, found: list[dict], score_of) -> None:
-        scored = []
-        for row in found:
-            key = _chunk_key(row, chunk_rows)
-            scored.append((key, score_of(row)))
+    for name, found in (("vector", vector_rows), ("bm25", text_rows), ("identifier", identifier_rows)):
+        for row in found or ():
             sources.setdefault(row["id"], set()).add(name)
-        lists.append(scored)
-
-    if mode in ("hybrid", "vector"):
-        take("vector", _search_vector(indexes, query_vector.result(), pool, where), lambda r: 1.0 - r["_distance"])
-        weights.append(float(settings.get("vector_weight", 0.4)))
-    if mode in ("hybrid", "bm25"):
-        take("bm25", _search_text(indexes, query, pool, where), lambda r: r["_score"])
-        weights.append(float(settings.get("bm25_weight", 0.6)))
-
-    fusion = settings.get("fusion", "score")
-    if fusion == "rrf":
-        chunk_scores = reciprocal_rank_fusion([[key for key, _ in scored] for scored in lists], weights,
-                                              int(settings.get("rrf_k", 60)))
-        top_single = min(weights) / (int(settings.get("rrf_k", 60)) + 1)
-    elif fusion == "score":
-        chunk_scores = score_fusion(lists, weights)
-        top_single = min(weights)
-    else:
-        raise UsageError(f"config.yaml: recall.fusion is '{fusion}'; expected 'score' or 'rrf'.")
-    if mode != "vector":
-        for identifier in query_identifiers(query):
-            for row in _search_text(indexes, identifier, pool, where):
-                if contains_identifier(row["text"], identifier):
-                    key = _chunk_key(row, chunk_rows)
-                    chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
-                    sources.setdefault(row["id"], set()).add("identifier")
-
     scores = _best_chunks(rows, chunk_rows, chunk_scores)
     spread = [float(w) for w in settings.get("neighbour_weights") or ()]
     if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
@@ -155,6 +136,42 @@ def recall(
     hits = [hit for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, set())) for i in ranked) if hit]
     _count_access(store, hits)
     return hits
+
+
+def _fuse(settings: dict, vector_rows: list[dict] | None, text_rows: list[dict] | None,
+          chunk_rows: dict) -> tuple[dict[tuple[str, int], float], float]:
+    """One score per chunk from the retrievers that ran (None: that side did not run), and the
+    score the top candidate of the weaker retriever gets alone: the scale of the bonuses."""
+    lists, weights = [], []
+    if vector_rows is not None:
+        lists.append([(_chunk_key(row, chunk_rows), 1.0 - row["_distance"]) for row in vector_rows])
+        weights.append(float(settings.get("vector_weight", 0.4)))
+    if text_rows is not None:
+        lists.append([(_chunk_key(row, chunk_rows), row["_score"]) for row in text_rows])
+        weights.append(float(settings.get("bm25_weight", 0.6)))
+    fusion = settings.get("fusion", "zscore")
+    if fusion == "rrf":
+        rank_k = int(settings.get("rrf_k", 60))
+        fused = reciprocal_rank_fusion([[key for key, _ in scored] for scored in lists], weights, rank_k)
+        return fused, min(weights) / (rank_k + 1)
+    if fusion not in FUSION_SCALES:
+        raise UsageError(f"config.yaml: recall.fusion is '{fusion}'; expected one of: "
+                         f"{', '.join([*FUSION_SCALES, 'rrf'])}.")
+    scale = FUSION_SCALES[fusion]
+    fused = score_fusion(lists, weights, scale)
+    tops = [weight * max(normalized_scores(scored, scale).values(), default=1.0)
+            for scored, weight in zip(lists, weights)]
+    return fused, min(tops)
+
+
+def _identifier_rows(indexes, query: str, pool: int, where: str | None) -> list[dict]:
+    """Rows that contain an exact identifier of the query verbatim."""
+    return [
+        row
+        for identifier in query_identifiers(query)
+        for row in _search_text(indexes, identifier, pool, where)
+        if contains_identifier(row["text"], identifier)
+    ]
 
 
 def _spread_to_neighbours(indexes, scores, rows, weights, sources) -> dict[str, float]:
@@ -233,6 +250,10 @@ def start_query_embedding(query: str) -> Future:
         from memctl.integrations.query_embedder import get_query_embedder
 
         return get_query_embedder().embed_query(query)
+
+    # Why: numpy imported by two threads at once (this one via onnxruntime, the caller via lance)
+    # can fail with "cannot load module more than once"; importing it here first rules that out.
+    import numpy  # noqa: F401
 
     future: Future = Future()
 
