@@ -76,7 +76,7 @@ def watching(store):
         batches.append(events)
 
     thread = threading.Thread(target=watch_store, args=(store.root, sync, stop),
-                              kwargs={"quiet_s": 0.3, "ready": ready}, daemon=True)
+                              kwargs={"quiet_s": 0.3, "on_ready": ready.set}, daemon=True)
     thread.start()
     assert ready.wait(10)
     yield batches

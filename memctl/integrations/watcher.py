@@ -76,7 +76,7 @@ class WatchStats:
 def watch_store(root: Path, sync: Callable[[int], None], stop: threading.Event, *,
                 quiet_s: float = 0.5, max_wait_s: float = 5.0, poll: bool = False,
                 on_error: Callable[[Exception], None] | None = None,
-                ready: threading.Event | None = None) -> WatchStats:
+                on_ready: Callable[[], None] | None = None) -> WatchStats:
     """Call `sync(events_in_batch)` after each quiet period until `stop` is set.
 
     `sync` errors go to `on_error` (the watch goes on); without it they are raised.
@@ -106,8 +106,8 @@ def watch_store(root: Path, sync: Callable[[int], None], stop: threading.Event, 
     observer = Observer()
     observer.schedule(Noticer(), str(root), recursive=True)
     observer.start()
-    if ready is not None:
-        ready.set()
+    if on_ready is not None:
+        on_ready()  # Why: only now is a Ctrl-C sure to land in the loop below, not in an import
     try:
         while not stop.is_set():
             with wake:

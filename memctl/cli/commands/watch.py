@@ -50,8 +50,8 @@ def register(app: typer.Typer) -> None:
         stop = threading.Event()
         try:
             sync(0)  # start from an index that matches the files
-            stderr.print(f"Watching {store.root} (Ctrl-C to stop)", markup=False)
-            watch_store(store.root, sync, stop, quiet_s=quiet, poll=poll, on_error=report_error)
+            watch_store(store.root, sync, stop, quiet_s=quiet, poll=poll, on_error=report_error,
+                        on_ready=lambda: stderr.print(f"Watching {store.root} (Ctrl-C to stop)", markup=False))
         except KeyboardInterrupt:
             stop.set()
         stderr.print("Stopped watching.")
