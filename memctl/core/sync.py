@@ -68,11 +68,8 @@ def plan_sync(stats: dict[str, tuple[int, int]], indexed: dict[str, IndexedFile]
 
 def stat_fingerprint(stats: dict[str, tuple[int, int]]) -> str:
     """One digest of every path with its mtime and size: equal digests, nothing to check."""
-    digest = hashlib.sha256()
-    for relpath in sorted(stats):
-        mtime_ns, size = stats[relpath]
-        digest.update(f"{relpath}\0{mtime_ns}\0{size}\n".encode())
-    return digest.hexdigest()
+    lines = "".join(f"{relpath}\0{stats[relpath][0]}\0{stats[relpath][1]}\n" for relpath in sorted(stats))
+    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def file_hash(raw: bytes) -> str:
