@@ -214,7 +214,7 @@ def render(result: dict) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.perf", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1k memories only")
-    parser.add_argument("--large", action="store_true", help="add a 100k store (long: hours on 2 cores)")
+    parser.add_argument("--large", action="store_true", help="add a 100k store (long: 30-60 min on 2 cores)")
     parser.add_argument("--sizes", type=int, nargs="+", default=None, help="explicit store sizes")
     parser.add_argument("--seed", type=int, default=7, help="seed of the text generator")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
