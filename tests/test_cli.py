@@ -190,7 +190,7 @@ def test_a_command_line_builds_only_its_own_command(tmp_path):
         f"sys.argv = ['memctl', '--store', {str(tmp_path / 'none')!r}, 'recall', 'anything']\n"
         "main()\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 1 and "does not exist" in result.stderr
     assert result.stdout.strip().splitlines()[-1] == "['memctl.cli.commands.recall']"
 
@@ -206,10 +206,12 @@ def test_a_quick_exit_keeps_exit_codes_and_delivers_all_output(project):
                            sync=False, dedup=False)
     exe = shutil.which("memctl")
     found = subprocess.run([exe, "recall", "restart ingest worker", "-k", "40", "--json"],
-                           capture_output=True, text=True, cwd=project)
+                           capture_output=True, text=True, cwd=project, check=False)
     assert found.returncode == 0, found.stderr
     assert len(json.loads(found.stdout)) == 40
-    usage = subprocess.run([exe, "recall", "x", "--mode", "sideways"], capture_output=True, text=True, cwd=project)
+    usage = subprocess.run([exe, "recall", "x", "--mode", "sideways"], capture_output=True, text=True,
+                           cwd=project, check=False)
     assert usage.returncode == 2 and "Unknown recall mode" in usage.stderr
-    context = subprocess.run([exe, "context", "ingest worker"], capture_output=True, text=True, cwd=project)
+    context = subprocess.run([exe, "context", "ingest worker"], capture_output=True, text=True,
+                             cwd=project, check=False)
     assert context.returncode == 0 and "ingest worker" in context.stdout
