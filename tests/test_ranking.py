@@ -19,7 +19,8 @@ def test_normalized_scores_span_zero_to_one():
 
 
 def test_score_fusion_weighs_each_side_and_misses_count_zero():
-    fused = score_fusion([[("a", 10.0), ("b", 0.0)], [("b", 0.9), ("c", 0.5)]], [0.6, 0.4])
+    lists = [[("a", 10.0), ("b", 0.0)], [("b", 0.9), ("c", 0.5)]]
+    fused = score_fusion([normalized_scores(scored) for scored in lists], [0.6, 0.4])
     assert fused == pytest.approx({"a": 0.6, "b": 0.4, "c": 0.0})
 
 

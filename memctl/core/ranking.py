@@ -83,13 +83,12 @@ def normalized_scores(scored: Sequence[tuple[str, float]], scale: str = "range")
     return {item: (score - low) / spread for item, score in scored}
 
 
-def score_fusion(lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float],
-                 scale: str = "range") -> dict[str, float]:
-    """Weighted sum of normalized scores; an item missing from a list gets 0 there, as its
-    weakest candidate does."""
+def score_fusion(normalized: Sequence[dict[str, float]], weights: Sequence[float]) -> dict[str, float]:
+    """Weighted sum of each retriever's normalized scores (see normalized_scores); an item missing
+    from a list gets 0 there, as its weakest candidate does."""
     fused: dict[str, float] = {}
-    for scored, weight in zip(lists, weights):
-        for item, value in normalized_scores(scored, scale).items():
+    for scores, weight in zip(normalized, weights):
+        for item, value in scores.items():
             fused[item] = fused.get(item, 0.0) + weight * value
     return fused
 

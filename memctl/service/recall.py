@@ -157,11 +157,9 @@ def _fuse(settings: dict, vector_rows: list[dict] | None, text_rows: list[dict] 
     if fusion not in FUSION_SCALES:
         raise UsageError(f"config.yaml: recall.fusion is '{fusion}'; expected one of: "
                          f"{', '.join([*FUSION_SCALES, 'rrf'])}.")
-    scale = FUSION_SCALES[fusion]
-    fused = score_fusion(lists, weights, scale)
-    tops = [weight * max(normalized_scores(scored, scale).values(), default=1.0)
-            for scored, weight in zip(lists, weights)]
-    return fused, min(tops)
+    normalized = [normalized_scores(scored, FUSION_SCALES[fusion]) for scored in lists]
+    tops = [weight * max(scores.values(), default=1.0) for scores, weight in zip(normalized, weights)]
+    return score_fusion(normalized, weights), min(tops)
 
 
 def _identifier_rows(indexes, query: str, pool: int, where: str | None) -> list[dict]:
