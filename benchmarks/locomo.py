@@ -1,7 +1,7 @@
 """LoCoMo recall benchmark: every turn becomes a memory, every question is recalled and scored.
 
-    python -m benchmarks.locomo PATH/locomo10.json [--quick] [--json OUT] [--k 5 10]
-                                [--conversations N] [--workdir DIR] [--details OUT.jsonl]
+python -m benchmarks.locomo PATH/locomo10.json [--quick] [--json OUT] [--k 5 10]
+                            [--conversations N] [--workdir DIR] [--details OUT.jsonl]
 """
 
 from __future__ import annotations
@@ -39,12 +39,16 @@ def _ingest_fingerprint(conv: Conversation) -> dict:
 def _write_turns(store, conv: Conversation) -> dict:
     """Add every turn as `memctl add` would; a turn memctl refuses as low-value is added with force."""
     from memctl import service
-    from memctl.errors import LowValueContent
+    from memctl.core.errors import LowValueContent
 
     stats: Counter = Counter()
     for turn in conv.turns:
         # session_id is memctl's own key for memories written in sequence (recall's neighbours).
-        extra = {"speaker": turn.speaker, "dia_id": turn.dia_id, "session_id": f"{conv.sample_id}-s{turn.session}"}
+        extra = {
+            "speaker": turn.speaker,
+            "dia_id": turn.dia_id,
+            "session_id": f"{conv.sample_id}-s{turn.session}",
+        }
         if turn.occurred_at:
             extra["occurred_at"] = turn.occurred_at
         fields = {"type": "episodic", "extra": extra, "created": turn.occurred_at, "sync": False}
@@ -74,7 +78,7 @@ def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
     timing: dict = {"reused_store": reused}
     if reused:
         # Why: a run measures memctl's current defaults, not the config a reused store was born with.
-        from memctl.service.writing import templates_dir
+        from memctl.service.init import templates_dir
 
         shutil.copyfile(templates_dir() / "config.yaml", store_dir / "config.yaml")
         store = open_store(store_dir)
@@ -105,8 +109,9 @@ def _dia_id(hit) -> str | None:
     return str(value) if value is not None else None
 
 
-def evaluate(store, conv: Conversation, ks: list[int], details: list | None,
-             modes: tuple[str, ...] = MODES) -> tuple[list, dict, int]:
+def evaluate(
+    store, conv: Conversation, ks: list[int], details: list | None, modes: tuple[str, ...] = MODES
+) -> tuple[list, dict, int]:
     """Recall every question in every mode; return scored rows, per-mode latencies, unmapped hit count."""
     from memctl import service
 
@@ -116,8 +121,12 @@ def evaluate(store, conv: Conversation, ks: list[int], details: list | None,
     unmapped = 0
     for question in conv.questions:
         relevant = set(question.evidence)
-        record = {"sample_id": conv.sample_id, "question": question.text,
-                  "category": question.category, "evidence": list(question.evidence)}
+        record = {
+            "sample_id": conv.sample_id,
+            "question": question.text,
+            "category": question.category,
+            "evidence": list(question.evidence),
+        }
         for mode in modes:
             start = time.perf_counter()
             hits = service.recall(store, question.text, k=depth, mode=mode, sync=False)
@@ -140,15 +149,20 @@ def _stdout_console() -> Console:
 def render(result: dict, ks: list[int]) -> None:
     out = _stdout_console()
     names = metric_names(ks)
-    table = Table(title=f"LoCoMo turn-level recall, {result['questions']} questions", box=box.SIMPLE_HEAD,
-                  caption="any = recall_any, all = recall_all; best of the three modes in bold")
+    table = Table(
+        title=f"LoCoMo turn-level recall, {result['questions']} questions",
+        box=box.SIMPLE_HEAD,
+        caption="any = recall_any, all = recall_all; best of the three modes in bold",
+    )
     table.add_column("category", no_wrap=True)
     table.add_column("n", justify="right", no_wrap=True)
     table.add_column("mode", no_wrap=True)
     for name in names:
         table.add_column(name.replace("recall_", ""), justify="right", no_wrap=True)
     sections = [("overall", result["overall"], result["questions"])]
-    sections += [(cat, modes, result["counts"][cat]) for cat, modes in result["by_category"].items()]
+    sections += [
+        (cat, modes, result["counts"][cat]) for cat, modes in result["by_category"].items()
+    ]
     for index, (label, modes, count) in enumerate(sections):
         best = {name: max(modes[m][name] for m in modes) for name in names}
         for position, mode in enumerate(m for m in MODES if m in modes):
@@ -157,8 +171,13 @@ def render(result: dict, ks: list[int]) -> None:
                 value = modes[mode][name]
                 text = f"{value:.3f}"
                 cells.append(f"[bold]{text}[/bold]" if value == best[name] else text)
-            table.add_row(label if position == 0 else "", str(count) if position == 0 else "", mode, *cells,
-                          end_section=position == len(modes) - 1 and index < len(sections) - 1)
+            table.add_row(
+                label if position == 0 else "",
+                str(count) if position == 0 else "",
+                mode,
+                *cells,
+                end_section=position == len(modes) - 1 and index < len(sections) - 1,
+            )
     out.print(table)
 
     cleaning = Table(title="Evidence cleaning", show_header=True)
@@ -166,18 +185,30 @@ def render(result: dict, ks: list[int]) -> None:
     cleaning.add_column("these conversations", justify="right")
     cleaning.add_column("whole file", justify="right")
     for kind in CLEANING_KINDS:
-        cleaning.add_row(kind, str(result["cleaning"][kind]), str(result["cleaning_whole_file"][kind]))
+        cleaning.add_row(
+            kind, str(result["cleaning"][kind]), str(result["cleaning_whole_file"][kind])
+        )
     out.print(cleaning)
     timing = result["timing"]
-    lat = ", ".join(f"{m} p50 {timing['recall'][m]['p50_ms']} ms" for m in MODES if timing["recall"].get(m))
-    out.print(f"ingest {timing['add_s']} s + sync {timing['sync_s']} s for {timing['turns']} turns; "
-              f"recall {lat}; total {timing['total_s']} s")
+    lat = ", ".join(
+        f"{m} p50 {timing['recall'][m]['p50_ms']} ms" for m in MODES if timing["recall"].get(m)
+    )
+    out.print(
+        f"ingest {timing['add_s']} s + sync {timing['sync_s']} s for {timing['turns']} turns; "
+        f"recall {lat}; total {timing['total_s']} s"
+    )
     stats = result["write_stats"]
-    redacted = {k.removeprefix("redacted_"): v for k, v in stats.items() if k.startswith("redacted_")}
-    out.print(f"turns memctl refused as low-value (added with force): {stats.get('low_value_forced', 0)}; "
-              f"redactions on write: {redacted or 'none'}")
+    redacted = {
+        k.removeprefix("redacted_"): v for k, v in stats.items() if k.startswith("redacted_")
+    }
+    out.print(
+        f"turns memctl refused as low-value (added with force): {stats.get('low_value_forced', 0)}; "
+        f"redactions on write: {redacted or 'none'}"
+    )
     if result["unmapped_hits"]:
-        out.print(f"[yellow]{result['unmapped_hits']} hits had no dia_id in their metadata (scored as misses)")
+        out.print(
+            f"[yellow]{result['unmapped_hits']} hits had no dia_id in their metadata (scored as misses)"
+        )
 
 
 def parse_overrides(items: list[str]) -> dict:
@@ -198,20 +229,41 @@ def parse_overrides(items: list[str]) -> dict:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.locomo", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("data", type=Path, help="path to locomo10.json")
     parser.add_argument("--quick", action="store_true", help="first conversation only")
     parser.add_argument("--conversations", type=int, default=None, help="first N conversations")
-    parser.add_argument("--k", type=int, nargs="+", default=[5, 10], help="cut-offs to score (default 5 10)")
+    parser.add_argument(
+        "--k", type=int, nargs="+", default=[5, 10], help="cut-offs to score (default 5 10)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
-    parser.add_argument("--workdir", type=Path, default=None,
-                        help="keep one store per conversation here and reuse it on later runs")
-    parser.add_argument("--details", type=Path, default=None, help="per-question rankings as JSON lines")
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES),
-                        help="retrieval modes to run (default: hybrid bm25 vector)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config key for this run, e.g. --set recall.fusion=rrf "
-                             "--set 'recall.neighbour_weights=[]' (for ablations; value is YAML)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep one store per conversation here and reuse it on later runs",
+    )
+    parser.add_argument(
+        "--details", type=Path, default=None, help="per-question rankings as JSON lines"
+    )
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=MODES,
+        default=list(MODES),
+        help="retrieval modes to run (default: hybrid bm25 vector)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key for this run, e.g. --set recall.fusion=rrf "
+        "--set 'recall.neighbour_weights=[]' (for ablations; value is YAML)",
+    )
     args = parser.parse_args(argv)
     try:
         args.overrides = parse_overrides(args.overrides)
@@ -250,11 +302,17 @@ def main(argv: list[str] | None = None) -> int:
     write_totals: Counter = Counter()
     try:
         for conv in selected:
-            console.print(f"{conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions")
+            console.print(
+                f"{conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions"
+            )
             store, conv_timing = prepare_store(conv, workdir / conv.sample_id)
             if args.overrides:
-                store = Store(root=store.root, config=deep_merge(store.config, args.overrides), env=store.env)
-            conv_rows, conv_latencies, conv_unmapped = evaluate(store, conv, args.k, details, args.modes)
+                store = Store(
+                    root=store.root, config=deep_merge(store.config, args.overrides), env=store.env
+                )
+            conv_rows, conv_latencies, conv_unmapped = evaluate(
+                store, conv, args.k, details, args.modes
+            )
             rows += conv_rows
             unmapped += conv_unmapped
             for mode, values in conv_latencies.items():
@@ -293,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         "timing": timing,
         "machine": {**machine_info(), **peak_rss_mb()},
         "overrides": args.overrides,
-        "command": "python -m benchmarks.locomo " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m benchmarks.locomo "
+        + " ".join(sys.argv[1:] if argv is None else argv),
     }
     render(result, args.k)
     if args.json:
@@ -302,7 +361,9 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"wrote {args.json}")
     if args.details is not None:
         args.details.parent.mkdir(parents=True, exist_ok=True)
-        args.details.write_text("".join(json.dumps(d) + "\n" for d in details or []), encoding="utf-8")
+        args.details.write_text(
+            "".join(json.dumps(d) + "\n" for d in details or []), encoding="utf-8"
+        )
         console.print(f"wrote {args.details}")
     return 0
 

@@ -111,5 +111,7 @@ def read_conversation(sample: dict) -> Conversation:
 def load_conversations(path: Path) -> list[Conversation]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, list):
-        raise TypeError(f"{path}: expected a JSON list of LoCoMo samples, found {type(data).__name__}")
+        raise TypeError(
+            f"{path}: expected a JSON list of LoCoMo samples, found {type(data).__name__}"
+        )
     return [read_conversation(sample) for sample in data]

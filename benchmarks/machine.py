@@ -50,14 +50,18 @@ def machine_info() -> dict:
         "cpu_model": _cpu_model(),
         "cpus_usable": usable_cpus,
         "memory_total_gb": _memory_total_gb(),
-        "packages": {name: _version(name) for name in ("memctl", "lancedb", "fastembed", "onnxruntime")},
+        "packages": {
+            name: _version(name) for name in ("memctl", "lancedb", "fastembed", "onnxruntime")
+        },
     }
 
 
 def peak_rss_mb() -> dict[str, float]:
     """Peak resident memory of this process (Linux reports KiB, macOS bytes)."""
     scale = 1024 * 1024 if sys.platform == "darwin" else 1024
-    return {"peak_rss_self_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale, 1)}
+    return {
+        "peak_rss_self_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale, 1)
+    }
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -1,6 +1,6 @@
 """Performance of memctl on synthetic stores: ingest vs raw embedding, sync, recall latency, start-up, memory.
 
-    python -m benchmarks.perf [--quick] [--large] [--json OUT] [--sizes N ...] [--seed S]
+python -m benchmarks.perf [--quick] [--large] [--json OUT] [--sizes N ...] [--seed S]
 """
 
 from __future__ import annotations
@@ -66,11 +66,16 @@ def run_cli(args: list[str], runs: int) -> dict:
             start = time.perf_counter()
             done = subprocess.run(
                 [sys.executable, "-c", _CHILD_RUNNER, str(rss_file), *args],
-                env=env, capture_output=True, text=True, check=False,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
             )
             walls.append(time.perf_counter() - start)
             if done.returncode != 0:
-                raise RuntimeError(f"memctl {' '.join(args)} failed ({done.returncode}): {done.stderr[-800:]}")
+                raise RuntimeError(
+                    f"memctl {' '.join(args)} failed ({done.returncode}): {done.stderr[-800:]}"
+                )
             if rss_file.exists():
                 peaks.append(int(rss_file.read_text() or 0) / 1024)
     return {
@@ -100,7 +105,9 @@ def measure_embedding(store, texts: list[str]) -> dict:
     from memctl.integrations.embedder import get_embedder
 
     settings = store.section("embedding")
-    embedder, load_s = _timed(get_embedder, int(settings.get("batch_size") or 64), settings.get("threads"))
+    embedder, load_s = _timed(
+        get_embedder, int(settings.get("batch_size") or 64), settings.get("threads")
+    )
     embedder.embed(texts[:8])  # warm-up: first run allocates the ONNX session's buffers
     cpu = _cpu_seconds()
     _, embed_s = _timed(embedder.embed, texts)
@@ -119,7 +126,10 @@ def measure_size(size: int, seed: int, workdir: Path, raw_sample: int) -> dict:
     notes = generate_notes(size, seed)
     texts = [note.text for note in notes]
     store = service.init_store(workdir / f"store-{size}" / ".memory")
-    figures: dict = {"memories": size, "avg_words": round(sum(len(t.split()) for t in texts) / size, 1)}
+    figures: dict = {
+        "memories": size,
+        "avg_words": round(sum(len(t.split()) for t in texts) / size, 1),
+    }
 
     sample = texts[:raw_sample]
     console.print(f"[{size}] raw embedding of {len(sample)} of the texts ...")
@@ -131,24 +141,37 @@ def measure_size(size: int, seed: int, workdir: Path, raw_sample: int) -> dict:
     first_path = None
     for note in notes:
         # Why dedup=False: a bulk import writes first and indexes once; dedup would search the index per note.
-        added = service.add_memory(store, note.text, type=note.type, tags=note.tags, importance=note.importance,
-                                   created=note.created, sync=False, dedup=False)
+        added = service.add_memory(
+            store,
+            note.text,
+            type=note.type,
+            tags=note.tags,
+            importance=note.importance,
+            created=note.created,
+            sync=False,
+            dedup=False,
+        )
         first_path = first_path or added.path
     add_s = time.perf_counter() - start
     report, sync_s = _timed(service.sync_index, store)
     ingest_s = add_s + sync_s
     cpu = _cpu_seconds() - cpu
-    figures.update({
-        "add_files_s": round(add_s, 3),
-        "first_sync_s": round(sync_s, 3),
-        "ingest_s": round(ingest_s, 3),
-        "ingest_rate_per_s": round(size / ingest_s, 1),
-        "embedded": getattr(report, "embedded", None),
-    })
+    figures.update(
+        {
+            "add_files_s": round(add_s, 3),
+            "first_sync_s": round(sync_s, 3),
+            "ingest_s": round(ingest_s, 3),
+            "ingest_rate_per_s": round(size / ingest_s, 1),
+            "embedded": getattr(report, "embedded", None),
+        }
+    )
     figures["ingest_cpu_ms_per_memory"] = round(cpu * 1000 / size, 2)
-    figures["ingest_to_raw_embed_ratio"] = round(figures["ingest_rate_per_s"] / figures["raw_embed_rate_per_s"], 3)
+    figures["ingest_to_raw_embed_ratio"] = round(
+        figures["ingest_rate_per_s"] / figures["raw_embed_rate_per_s"], 3
+    )
     figures["ingest_to_raw_embed_ratio_by_cpu"] = round(
-        figures["raw_embed_cpu_ms_per_text"] / figures["ingest_cpu_ms_per_memory"], 3)
+        figures["raw_embed_cpu_ms_per_text"] / figures["ingest_cpu_ms_per_memory"], 3
+    )
 
     noop = [_timed(service.sync_index, store)[1] for _ in range(3)]
     figures["noop_sync_s"] = round(statistics.median(noop), 4)
@@ -169,12 +192,16 @@ def measure_size(size: int, seed: int, workdir: Path, raw_sample: int) -> dict:
     figures["recall_in_process_no_sync"] = summarize_seconds(without_check)
 
     extra_notes = generate_notes(ADD_RUNS, seed + 2)
-    adds = [_timed(service.add_memory, store, note.text, type="semantic", tags=note.tags)[1] for note in extra_notes]
+    adds = [
+        _timed(service.add_memory, store, note.text, type="semantic", tags=note.tags)[1]
+        for note in extra_notes
+    ]
     figures["add_one_with_dedup_and_sync"] = summarize_seconds(adds)
 
     console.print(f"[{size}] fresh `memctl recall` processes ...")
     figures["recall_fresh_process"] = run_cli(
-        ["--store", str(store.root), "recall", queries[1], "-k", "10"], FRESH_PROCESS_RUNS)
+        ["--store", str(store.root), "recall", queries[1], "-k", "10"], FRESH_PROCESS_RUNS
+    )
     return figures
 
 
@@ -206,15 +233,21 @@ def render(result: dict) -> None:
         table.add_row(label, *(str(pick(sizes[size])) for size in sizes))
     out.print(table)
     help_run = result["cli_help"]
-    out.print(f"`memctl --help`: {help_run['median_s']} s median of {help_run['runs']}, "
-              f"peak RSS {help_run['peak_rss_mb']} MB; benchmark process peak RSS "
-              f"{result['peak_rss_self_mb']} MB; total {result['total_s']} s")
+    out.print(
+        f"`memctl --help`: {help_run['median_s']} s median of {help_run['runs']}, "
+        f"peak RSS {help_run['peak_rss_mb']} MB; benchmark process peak RSS "
+        f"{result['peak_rss_self_mb']} MB; total {result['total_s']} s"
+    )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.perf", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--quick", action="store_true", help="1k memories only")
-    parser.add_argument("--large", action="store_true", help="add a 100k store (long: 30-60 min on 2 cores)")
+    parser.add_argument(
+        "--large", action="store_true", help="add a 100k store (long: 30-60 min on 2 cores)"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=None, help="explicit store sizes")
     parser.add_argument("--seed", type=int, default=7, help="seed of the text generator")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")

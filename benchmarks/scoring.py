@@ -8,7 +8,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 MODES = ("hybrid", "bm25", "vector")
 KS = (5, 10)
 
@@ -113,7 +119,9 @@ def ndcg(ranked: Sequence[str | None], relevant: set[str], k: int) -> float:
     return dcg / ideal
 
 
-def score_ranking(ranked: Sequence[str | None], relevant: set[str], ks: Sequence[int] = KS) -> dict[str, float]:
+def score_ranking(
+    ranked: Sequence[str | None], relevant: set[str], ks: Sequence[int] = KS
+) -> dict[str, float]:
     """All metrics of one question's ranking, keyed like 'recall_any@5'."""
     scores: dict[str, float] = {}
     for name, metric in (("recall_any", recall_any), ("recall_all", recall_all), ("ndcg", ndcg)):
@@ -145,9 +153,9 @@ def aggregate(results: Iterable[tuple[str, str, dict[str, float]]]) -> dict:
         "overall": {mode: mean_scores(rows) for mode, rows in overall.items()},
         "by_category": {
             cat: {mode: mean_scores(rows) for mode, rows in modes.items()}
-            for cat, modes in sorted(by_category.items(), key=lambda kv: order.get(kv[0], len(order)))
+            for cat, modes in sorted(
+                by_category.items(), key=lambda kv: order.get(kv[0], len(order))
+            )
         },
-        "counts": {
-            cat: len(next(iter(modes.values()))) for cat, modes in by_category.items()
-        },
+        "counts": {cat: len(next(iter(modes.values()))) for cat, modes in by_category.items()},
     }

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from memctl.errors import InvalidMemoryFile, StoreNotFound
+from memctl.core.errors import InvalidMemoryFile, StoreNotFound
 
 STORE_DIRNAME = ".memory"
 INDEX_DIRNAME = ".index"
@@ -146,14 +146,19 @@ def load_config(root: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InvalidMemoryFile(path, mark.line + 1 if mark else 1, f"broken YAML: {getattr(exc, 'problem', exc)}") from None
+        raise InvalidMemoryFile(
+            path, mark.line + 1 if mark else 1, f"broken YAML: {getattr(exc, 'problem', exc)}"
+        ) from None
     if not isinstance(data, dict):
         raise InvalidMemoryFile(path, 1, "config.yaml must be a mapping")
     return deep_merge(DEFAULTS, data)
 
 
-def find_store(explicit: str | os.PathLike | None = None, cwd: Path | None = None,
-               env: dict[str, str] | None = None) -> Path:
+def find_store(
+    explicit: str | os.PathLike | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Path:
     """Like git: `--store`, then MEMCTL_STORE, then the nearest `.memory/` upward."""
     env = dict(os.environ) if env is None else env
     chosen = explicit or env.get("MEMCTL_STORE")
@@ -173,8 +178,11 @@ def find_store(explicit: str | os.PathLike | None = None, cwd: Path | None = Non
     )
 
 
-def open_store(explicit: str | os.PathLike | None = None, cwd: Path | None = None,
-               env: dict[str, str] | None = None) -> Store:
+def open_store(
+    explicit: str | os.PathLike | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Store:
     env = dict(os.environ) if env is None else env
     root = find_store(explicit, cwd, env)
     config = load_config(root)

@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memctl.errors import InvalidMemoryFile
+from memctl.core.errors import InvalidMemoryFile
 from memctl.store.access import AccessStat, drop_access, load_access, record_access
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)

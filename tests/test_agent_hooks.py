@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memctl.agents.claude_code import HOOK_SPECS
 from memctl.cli.app import app
-from memctl.integrations.claude_code import HOOK_SPECS
 
 runner = CliRunner()
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
@@ -39,8 +39,13 @@ def invoke(*args: str, input: str | None = None):
 
 def payload(event: str, cwd: Path, session: str = "sess-1", **fields) -> str:
     """Hook input as the Claude Code hooks reference documents it."""
-    data = {"session_id": session, "transcript_path": str(cwd / "transcript.jsonl"),
-            "cwd": str(cwd), "hook_event_name": event, **fields}
+    data = {
+        "session_id": session,
+        "transcript_path": str(cwd / "transcript.jsonl"),
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        **fields,
+    }
     if event == "UserPromptSubmit":
         data.setdefault("permission_mode", "default")
     return json.dumps(data)
@@ -63,17 +68,34 @@ def set_config(root: Path, text: str) -> None:
 def test_install_merges_into_project_settings_and_uninstall_restores_them(project):
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
-    original = {"model": "opus", "hooks": {"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}
+    original = {
+        "model": "opus",
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
+            ]
+        },
+    }
     settings.write_text(json.dumps(original), encoding="utf-8")
 
     result = invoke("hooks", "install", "claude-code", "--command", "memctl")
     assert result.exit_code == 0, result.output
     data = json.loads(settings.read_text(encoding="utf-8"))
-    assert data["model"] == "opus" and data["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]
+    assert (
+        data["model"] == "opus" and data["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]
+    )
     for spec in HOOK_SPECS:
-        assert data["hooks"][spec.event] == [{"hooks": [
-            {"type": "command", "command": f"memctl hook claude-code {spec.slug}", "timeout": spec.timeout}]}]
+        assert data["hooks"][spec.event] == [
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": f"memctl hook claude-code {spec.slug}",
+                        "timeout": spec.timeout,
+                    }
+                ]
+            }
+        ]
 
     status = json.loads(invoke("hooks", "status", "--json").stdout)
     assert set(status["claude_code"]["project"]["installed"]) == {s.event for s in HOOK_SPECS}
@@ -108,17 +130,27 @@ def test_shell_snippet_is_printed(project):
 
 
 def test_session_start_adds_the_context_block(project):
-    assert invoke("add", "Always run make check before every push", "--type",
-                  "preference").exit_code == 0
-    result = invoke("hook", "claude-code", "session-start",
-                    input=payload("SessionStart", project, source="startup"))
+    assert (
+        invoke("add", "Always run make check before every push", "--type", "preference").exit_code
+        == 0
+    )
+    result = invoke(
+        "hook",
+        "claude-code",
+        "session-start",
+        input=payload("SessionStart", project, source="startup"),
+    )
     assert result.exit_code == 0, result.output
     assert "make check before every push" in context_of(result.stdout, "SessionStart")
 
 
 def test_session_start_with_nothing_to_recall_prints_nothing(project):
-    result = invoke("hook", "claude-code", "session-start",
-                    input=payload("SessionStart", project, source="startup"))
+    result = invoke(
+        "hook",
+        "claude-code",
+        "session-start",
+        input=payload("SessionStart", project, source="startup"),
+    )
     assert result.exit_code == 0 and result.stdout == ""
 
 
@@ -143,8 +175,13 @@ def test_unknown_event_still_exits_zero(project):
 
 def test_prompt_gets_related_memories_once_per_session(project):
     assert invoke("add", "Postgres listens on port 5433 in the dev docker compose").exit_code == 0
-    assert invoke("add", "We release with make release from main", "--type", "procedural").exit_code == 0
-    question = payload("UserPromptSubmit", project, prompt="what port does the database use locally?")
+    assert (
+        invoke("add", "We release with make release from main", "--type", "procedural").exit_code
+        == 0
+    )
+    question = payload(
+        "UserPromptSubmit", project, prompt="what port does the database use locally?"
+    )
 
     first = invoke("hook", "claude-code", "user-prompt-submit", input=question)
     assert first.exit_code == 0, first.output
@@ -154,25 +191,44 @@ def test_prompt_gets_related_memories_once_per_session(project):
     again = invoke("hook", "claude-code", "user-prompt-submit", input=question)
     assert again.exit_code == 0 and again.stdout == ""  # already in this session's context
 
-    other_session = payload("UserPromptSubmit", project, session="sess-2",
-                            prompt="what port does the database use locally?")
-    assert "5433" in context_of(invoke("hook", "claude-code", "user-prompt-submit",
-                                       input=other_session).stdout, "UserPromptSubmit")
+    other_session = payload(
+        "UserPromptSubmit",
+        project,
+        session="sess-2",
+        prompt="what port does the database use locally?",
+    )
+    assert "5433" in context_of(
+        invoke("hook", "claude-code", "user-prompt-submit", input=other_session).stdout,
+        "UserPromptSubmit",
+    )
 
 
 @pytest.mark.parametrize("prompt", ["ok", "/clear", "write a haiku about autumn leaves"])
 def test_trivial_or_unrelated_prompts_get_nothing(project, prompt):
     assert invoke("add", "Postgres listens on port 5433 in the dev docker compose").exit_code == 0
-    result = invoke("hook", "claude-code", "user-prompt-submit",
-                    input=payload("UserPromptSubmit", project, prompt=prompt))
+    result = invoke(
+        "hook",
+        "claude-code",
+        "user-prompt-submit",
+        input=payload("UserPromptSubmit", project, prompt=prompt),
+    )
     assert result.exit_code == 0 and result.stdout == ""
 
 
 def test_real_process_prints_only_the_hook_json(project):
-    assert invoke("add", "I prefer deploys through make release", "--type", "preference").exit_code == 0
-    done = subprocess.run([sys.executable, "-m", "memctl", "hook", "claude-code", "session-start"],
-                          input=payload("SessionStart", project, source="resume"), cwd="/",
-                          capture_output=True, text=True, timeout=60, check=False)
+    assert (
+        invoke("add", "I prefer deploys through make release", "--type", "preference").exit_code
+        == 0
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "memctl", "hook", "claude-code", "session-start"],
+        input=payload("SessionStart", project, source="resume"),
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "make release" in context_of(done.stdout, "SessionStart")
 
@@ -184,14 +240,19 @@ def test_session_end_hands_the_transcript_to_a_detached_ingest(project):
     transcript = project / "transcript.jsonl"
     shutil.copyfile(FIXTURES / "claude_code_session.jsonl", transcript)
     state = project / ".memory" / ".state"
-    result = invoke("hook", "claude-code", "session-end",
-                    input=payload("SessionEnd", project, reason="prompt_input_exit"))
+    result = invoke(
+        "hook",
+        "claude-code",
+        "session-end",
+        input=payload("SessionEnd", project, reason="prompt_input_exit"),
+    )
     assert result.exit_code == 0 and result.stdout == ""
 
     bookkeeping = state / "hooks" / "sessions" / "sess-1.json"
     deadline = time.monotonic() + 120  # the detached process loads the model; wait for it
     while time.monotonic() < deadline and not (
-            bookkeeping.exists() and json.loads(bookkeeping.read_text()).get("ingests")):
+        bookkeeping.exists() and json.loads(bookkeeping.read_text()).get("ingests")
+    ):
         time.sleep(0.2)
     record = json.loads(bookkeeping.read_text(encoding="utf-8"))
     assert record["turns_ingested"] > 0 and record["ingests"][-1]["final"] is True
@@ -204,8 +265,13 @@ def test_session_end_hands_the_transcript_to_a_detached_ingest(project):
     assert record["ingests"][-1]["extracted"] and set(record["ingests"][-1]["extracted"]) <= stored
 
     # The same transcript again (e.g. PreCompact, then SessionEnd): nothing is taken twice.
-    again = invoke("hook", "claude-code", "pre-compact", "--foreground",
-                   input=payload("PreCompact", project, trigger="auto", custom_instructions=""))
+    again = invoke(
+        "hook",
+        "claude-code",
+        "pre-compact",
+        "--foreground",
+        input=payload("PreCompact", project, trigger="auto", custom_instructions=""),
+    )
     assert again.exit_code == 0
     record = json.loads(bookkeeping.read_text(encoding="utf-8"))
     assert record["ingests"][-1]["turns"] == 0
@@ -213,19 +279,26 @@ def test_session_end_hands_the_transcript_to_a_detached_ingest(project):
 
 
 def test_missing_transcript_is_logged_not_raised(project):
-    result = invoke("hook", "claude-code", "pre-compact", "--foreground",
-                    input=payload("PreCompact", project, trigger="manual", custom_instructions=""))
+    result = invoke(
+        "hook",
+        "claude-code",
+        "pre-compact",
+        "--foreground",
+        input=payload("PreCompact", project, trigger="manual", custom_instructions=""),
+    )
     assert result.exit_code == 0 and result.stdout == ""
     log = (project / ".memory" / ".state" / "hooks.log").read_text(encoding="utf-8")
     assert "PreCompact" in log and "transcript.jsonl" in log
 
 
 def test_a_line_still_being_written_is_left_for_the_next_call(tmp_path):
-    from memctl.service.ingest import read_transcript
+    from memctl.agents.ingest import read_transcript
 
     lines = (FIXTURES / "claude_code_session.jsonl").read_text(encoding="utf-8").splitlines()
     transcript = tmp_path / "t.jsonl"
-    transcript.write_text("\n".join(lines) + "\n" + lines[-1][: len(lines[-1]) // 2], encoding="utf-8")
+    transcript.write_text(
+        "\n".join(lines) + "\n" + lines[-1][: len(lines[-1]) // 2], encoding="utf-8"
+    )
     partial = read_transcript(transcript)
     transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert partial == read_transcript(transcript)

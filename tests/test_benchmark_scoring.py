@@ -30,8 +30,13 @@ def tiny_sample() -> dict:
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [
                 {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a cat named Miso."},
-                {"speaker": "Ben", "dia_id": "D1:2", "text": "Look at my garden!",
-                 "blip_caption": "a photo of tomatoes on a vine", "img_url": ["http://x"]},
+                {
+                    "speaker": "Ben",
+                    "dia_id": "D1:2",
+                    "text": "Look at my garden!",
+                    "blip_caption": "a photo of tomatoes on a vine",
+                    "img_url": ["http://x"],
+                },
             ],
             "session_2_date_time": "10:37 am on 27 June, 2023",
             "session_2": [
@@ -53,6 +58,7 @@ def tiny_sample() -> dict:
 
 
 # --- evidence cleaning -------------------------------------------------------------------------
+
 
 def test_entry_with_semicolon_is_split_into_both_ids():
     cleaned = clean_evidence(["D8:6; D9:17"], EXISTING)
@@ -123,6 +129,7 @@ def test_question_whose_ids_all_drop_is_marked_skipped():
 
 # --- metrics -----------------------------------------------------------------------------------
 
+
 def test_recall_any_counts_a_hit_only_inside_k():
     ranked = ["x1", "x2", "x3", "x4", "x5", "a"]
     assert recall_any(ranked, {"a"}, 5) == 0.0
@@ -167,10 +174,14 @@ def test_unmapped_hits_count_as_misses():
 
 # --- a whole tiny conversation -------------------------------------------------------------------
 
+
 def test_tiny_conversation_turns_keep_speaker_photo_and_session_time():
     conv = read_conversation(tiny_sample())
     assert [t.dia_id for t in conv.turns] == ["D1:1", "D1:2", "D2:1", "D2:2", "D2:3"]
-    assert conv.turns[1].memory_text() == "Ben: Look at my garden! [shares a photo: a photo of tomatoes on a vine]"
+    assert (
+        conv.turns[1].memory_text()
+        == "Ben: Look at my garden! [shares a photo: a photo of tomatoes on a vine]"
+    )
     assert conv.turns[0].memory_text() == "Ana: I adopted a cat named Miso."
     assert conv.turns[0].occurred_at == "2023-05-08T13:56:00Z"
     assert conv.turns[2].occurred_at == "2023-06-27T10:37:00Z"
@@ -178,8 +189,18 @@ def test_tiny_conversation_turns_keep_speaker_photo_and_session_time():
 
 def test_tiny_conversation_cleaning_and_skips_are_counted():
     conv = read_conversation(tiny_sample())
-    assert [q.evidence for q in conv.questions] == [("D1:1",), ("D1:1", "D2:1"), ("D2:2",), ("D1:2",)]
-    assert [q.category for q in conv.questions] == ["single-hop", "multi-hop", "temporal", "single-hop"]
+    assert [q.evidence for q in conv.questions] == [
+        ("D1:1",),
+        ("D1:1", "D2:1"),
+        ("D2:2",),
+        ("D1:2",),
+    ]
+    assert [q.category for q in conv.questions] == [
+        "single-hop",
+        "multi-hop",
+        "temporal",
+        "single-hop",
+    ]
     assert conv.questions_total == 6
     assert len(conv.questions) == 4
     assert conv.cleaning == {
@@ -197,7 +218,14 @@ def test_tiny_conversation_scores_known_rankings():
     # What a retriever returned for each kept question, best first.
     rankings = {
         "What pet does Ana have?": ["D1:1", "D2:1", "D2:3"],  # hit at 1
-        "What can Miso do?": ["D2:1", "D2:3", "D2:2", "D1:2", "D2:9", "D1:1"],  # one at 1, other at 6
+        "What can Miso do?": [
+            "D2:1",
+            "D2:3",
+            "D2:2",
+            "D1:2",
+            "D2:9",
+            "D1:1",
+        ],  # one at 1, other at 6
         "When did Ben's tomatoes win?": ["D1:2", "D2:2"],  # hit at 2
         "What did Ben grow?": ["D2:2", "D2:3", "D1:1", "D2:1", "D1:9", "D1:8"],  # D1:2 absent
     }
@@ -248,8 +276,8 @@ def test_unreadable_session_time_gives_none():
 def test_config_overrides_for_ablations():
     from benchmarks.locomo import parse_overrides
 
-    assert parse_overrides(["recall.fusion=rrf", "recall.neighbour_weights=[]", "recall.bm25_weight=1"]) == {
-        "recall": {"fusion": "rrf", "neighbour_weights": [], "bm25_weight": 1}
-    }
+    assert parse_overrides(
+        ["recall.fusion=rrf", "recall.neighbour_weights=[]", "recall.bm25_weight=1"]
+    ) == {"recall": {"fusion": "rrf", "neighbour_weights": [], "bm25_weight": 1}}
     with pytest.raises(ValueError):
         parse_overrides(["recall.fusion"])

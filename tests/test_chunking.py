@@ -12,19 +12,42 @@ from memctl import service
 from memctl.config import open_store
 from memctl.core.chunking import CHUNK_TOKENS, OVERLAP_TOKENS, split_chunks
 from memctl.core.tokens import estimate_tokens
-from memctl.service.indexing import open_index
+from memctl.service.retrieval.indexing import open_index
 
 LATE_PARAGRAPH = (
     "The lighthouse keeper on Skellig Rock writes every foghorn signal into a leather ledger, "
     "and the ledger is shipped to the harbour office each spring."
 )
 
-_TEAMS = ["The billing service", "Our staging cluster", "The nightly backup job", "The mobile team",
-          "Release engineering", "The search service", "The payments gateway", "Customer support"]
-_LINKS = ["depends on", "was migrated to", "reports metrics to", "is owned by", "is paged through",
-          "publishes events to", "reads configuration from"]
-_THINGS = ["a Postgres replica", "the orders topic in Kafka", "Grafana dashboards", "the platform group",
-           "an object store bucket", "the feature flag service", "a Redis cluster", "the audit log"]
+_TEAMS = [
+    "The billing service",
+    "Our staging cluster",
+    "The nightly backup job",
+    "The mobile team",
+    "Release engineering",
+    "The search service",
+    "The payments gateway",
+    "Customer support",
+]
+_LINKS = [
+    "depends on",
+    "was migrated to",
+    "reports metrics to",
+    "is owned by",
+    "is paged through",
+    "publishes events to",
+    "reads configuration from",
+]
+_THINGS = [
+    "a Postgres replica",
+    "the orders topic in Kafka",
+    "Grafana dashboards",
+    "the platform group",
+    "an object store bucket",
+    "the feature flag service",
+    "a Redis cluster",
+    "the audit log",
+]
 
 
 def varied_body(target_tokens: int = 5000, seed: int = 3) -> str:
@@ -78,12 +101,19 @@ def test_long_body_gives_overlapping_chunks_that_keep_every_paragraph():
 
 def test_text_without_spaces_or_sentence_ends_is_still_cut():
     rng = random.Random(5)
-    body = "".join(rng.choice("数据库索引写入查询缓存备份迁移部署") for _ in range(15000))  # no punctuation
+    body = "".join(
+        rng.choice("数据库索引写入查询缓存备份迁移部署") for _ in range(15000)
+    )  # no punctuation
     chunks = split_chunks(body)
     assert len(chunks) > 1
     assert all(estimate_tokens(chunk) <= CHUNK_TOKENS for chunk in chunks)
-    assert "".join(chunk[len(longest_overlap(prev, chunk)):]
-                   for prev, chunk in zip([""] + chunks, chunks)) == body
+    assert (
+        "".join(
+            chunk[len(longest_overlap(prev, chunk)) :]
+            for prev, chunk in zip([""] + chunks, chunks, strict=False)
+        )
+        == body
+    )
 
 
 # -- index and recall ---------------------------------------------------------------------------
@@ -94,7 +124,9 @@ def indexed_once(tmp_path_factory):
     """A store with one long and one short memory, embedded once for the whole module."""
     store = service.init_store(tmp_path_factory.mktemp("chunks"))
     long = service.add_memory(store, varied_body(), title="Operations notebook", sync=False)
-    short = service.add_memory(store, "The coffee machine on floor three is descaled on Fridays", sync=False)
+    short = service.add_memory(
+        store, "The coffee machine on floor three is descaled on Fridays", sync=False
+    )
     service.sync_index(store)
     return store, long, short
 
@@ -106,7 +138,9 @@ def long_store(indexed_once, tmp_path):
     root = tmp_path / ".memory"
     shutil.copytree(store.root, root)
     copy = open_store(root)
-    moved = [dataclasses.replace(r, path=root / r.path.relative_to(store.root)) for r in (long, short)]
+    moved = [
+        dataclasses.replace(r, path=root / r.path.relative_to(store.root)) for r in (long, short)
+    ]
     return copy, *moved
 
 
@@ -135,7 +169,9 @@ def test_query_matching_a_late_paragraph_returns_the_memory_once_with_that_snipp
 
 def test_short_memory_has_no_snippet(long_store):
     store, _, short = long_store
-    hit = next(h for h in service.recall(store, "coffee machine descaled", k=2) if h.id == short.memory.id)
+    hit = next(
+        h for h in service.recall(store, "coffee machine descaled", k=2) if h.id == short.memory.id
+    )
     assert hit.snippet is None
 
 
@@ -159,7 +195,11 @@ def test_editing_the_end_of_a_long_memory_re_embeds_only_the_chunks_that_changed
     long.path.write_text(long.path.read_text().replace("harbour office", "port authority"))
     report = service.sync_index(store)
     after = index_rows(store, long.memory.id)
-    changed = [a["chunk"] for a, b in zip(after, before) if a["embed_hash"] != b["embed_hash"]]
+    changed = [
+        a["chunk"]
+        for a, b in zip(after, before, strict=False)
+        if a["embed_hash"] != b["embed_hash"]
+    ]
     assert changed == [len(after) - 1]
     assert report.embedded == 1
 

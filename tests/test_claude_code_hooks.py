@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memctl.errors import InvalidMemoryFile
-from memctl.integrations.claude_code import (
+from memctl.agents.claude_code import (
     HOOK_SPECS,
     InvalidHookInput,
     hooks_status,
@@ -19,7 +18,8 @@ from memctl.integrations.claude_code import (
     settings_path_for,
     uninstall_hooks,
 )
-from memctl.integrations.hook_runner import clip_text, run_hook
+from memctl.agents.hook_runner import clip_text, run_hook
+from memctl.core.errors import InvalidMemoryFile
 
 EXISTING = {
     "model": "opus",
@@ -27,8 +27,10 @@ EXISTING = {
     "env": {"FOO": "1"},
     "hooks": {
         "PreToolUse": [
-            {"matcher": "Bash",
-             "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}],
+            }
         ],
         "SessionStart": [
             {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
@@ -82,8 +84,12 @@ def read_json(path: Path):
 
 
 def our_commands(data, event):
-    return [h["command"] for g in data["hooks"].get(event, []) for h in g["hooks"]
-            if "hook claude-code" in h["command"]]
+    return [
+        h["command"]
+        for g in data["hooks"].get(event, [])
+        for h in g["hooks"]
+        if "hook claude-code" in h["command"]
+    ]
 
 
 # --- settings.json ----------------------------------------------------------------------------
@@ -103,8 +109,9 @@ def test_install_keeps_existing_keys_and_foreign_hooks(tmp_path):
     assert data["hooks"]["SessionStart"][0] == EXISTING["hooks"]["SessionStart"][0]
     for spec in HOOK_SPECS:
         assert our_commands(data, spec.event) == [f"memctl hook claude-code {spec.slug}"]
-        ours = [h for g in data["hooks"][spec.event] for h in g["hooks"]
-                if "memctl" in h["command"]]
+        ours = [
+            h for g in data["hooks"][spec.event] for h in g["hooks"] if "memctl" in h["command"]
+        ]
         assert ours[0]["type"] == "command"
         assert ours[0]["timeout"] == spec.timeout
 
@@ -282,8 +289,10 @@ def test_bad_payload_raises(raw):
 def test_context_output_is_the_documented_json(event):
     out = render_additional_context(event, "## Memories\n- use pnpm")
     assert json.loads(out) == {
-        "hookSpecificOutput": {"hookEventName": event,
-                               "additionalContext": "## Memories\n- use pnpm"}
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "additionalContext": "## Memories\n- use pnpm",
+        }
     }
     assert render_additional_context(event, "plain text", plain=True) == "plain text"
 
@@ -307,9 +316,14 @@ def test_runner_hands_the_payload_to_the_handler_and_renders(tmp_path):
         seen.append(payload)
         return f"- memory about {payload.prompt}"
 
-    out = run_hook("user-prompt-submit", json.dumps(DOCUMENTED_INPUT["UserPromptSubmit"]),
-                   {"UserPromptSubmit": recall}, time_budget_s=5, log_path=tmp_path / "hooks.log",
-                   render=render_additional_context)
+    out = run_hook(
+        "user-prompt-submit",
+        json.dumps(DOCUMENTED_INPUT["UserPromptSubmit"]),
+        {"UserPromptSubmit": recall},
+        time_budget_s=5,
+        log_path=tmp_path / "hooks.log",
+        render=render_additional_context,
+    )
 
     assert seen[0].prompt == DOCUMENTED_INPUT["UserPromptSubmit"]["prompt"]
     context = json.loads(out)["hookSpecificOutput"]
@@ -324,8 +338,13 @@ def test_runner_swallows_an_exception_and_logs_it(tmp_path):
     def broken(payload):
         raise RuntimeError("index is corrupt")
 
-    out = run_hook("SessionStart", json.dumps(DOCUMENTED_INPUT["SessionStart"]),
-                   {"SessionStart": broken}, time_budget_s=5, log_path=log)
+    out = run_hook(
+        "SessionStart",
+        json.dumps(DOCUMENTED_INPUT["SessionStart"]),
+        {"SessionStart": broken},
+        time_budget_s=5,
+        log_path=log,
+    )
 
     assert out == ""
     text = log.read_text(encoding="utf-8")
@@ -342,8 +361,13 @@ def test_runner_gives_up_after_the_budget(tmp_path):
         return "too late"
 
     try:
-        out = run_hook("UserPromptSubmit", json.dumps(DOCUMENTED_INPUT["UserPromptSubmit"]),
-                       {"UserPromptSubmit": slow}, time_budget_s=0.2, log_path=log)
+        out = run_hook(
+            "UserPromptSubmit",
+            json.dumps(DOCUMENTED_INPUT["UserPromptSubmit"]),
+            {"UserPromptSubmit": slow},
+            time_budget_s=0.2,
+            log_path=log,
+        )
     finally:
         release.set()
 
@@ -354,29 +378,48 @@ def test_runner_gives_up_after_the_budget(tmp_path):
 def test_runner_survives_bad_input_and_an_unwritable_log(tmp_path):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x", encoding="utf-8")
-    out = run_hook("SessionStart", "{oops", {"SessionStart": lambda p: "never"},
-                   time_budget_s=1, log_path=blocker / "hooks.log")
+    out = run_hook(
+        "SessionStart",
+        "{oops",
+        {"SessionStart": lambda p: "never"},
+        time_budget_s=1,
+        log_path=blocker / "hooks.log",
+    )
     assert out == ""
 
 
 def test_runner_logs_bad_input(tmp_path):
     log = tmp_path / "hooks.log"
-    assert run_hook("SessionStart", "{oops", {"SessionStart": lambda p: "x"},
-                    time_budget_s=1, log_path=log) == ""
+    assert (
+        run_hook(
+            "SessionStart", "{oops", {"SessionStart": lambda p: "x"}, time_budget_s=1, log_path=log
+        )
+        == ""
+    )
     assert "not JSON" in log.read_text(encoding="utf-8")
 
 
 def test_runner_ignores_events_without_handler(tmp_path):
-    out = run_hook("Stop", json.dumps({"hook_event_name": "Stop", "session_id": "s"}),
-                   {"SessionStart": lambda p: "x"}, time_budget_s=1,
-                   log_path=tmp_path / "hooks.log")
+    out = run_hook(
+        "Stop",
+        json.dumps({"hook_event_name": "Stop", "session_id": "s"}),
+        {"SessionStart": lambda p: "x"},
+        time_budget_s=1,
+        log_path=tmp_path / "hooks.log",
+    )
     assert out == ""
 
 
 def test_runner_clips_long_output(tmp_path):
     lines = "\n".join(f"- memory number {i}" for i in range(500))
-    out = run_hook("SessionStart", "", {"SessionStart": lambda p: lines},
-                   time_budget_s=5, log_path=tmp_path / "hooks.log", max_chars=300)
+    out = run_hook(
+        "SessionStart",
+        "",
+        {"SessionStart": lambda p: lines},
+        time_budget_s=5,
+        log_path=tmp_path / "hooks.log",
+        max_chars=300,
+    )
     assert len(out) <= 300
     assert out.startswith("- memory number 0\n")
     assert out.endswith("clipped by memctl]")

@@ -37,7 +37,9 @@ def test_init_writes_config_readme_and_gitignore(project):
 
 
 def test_add_list_show_recall_forget(project):
-    added = invoke("add", "We deploy with make release", "--type", "procedural", "--tag", "deploy", "--json")
+    added = invoke(
+        "add", "We deploy with make release", "--type", "procedural", "--tag", "deploy", "--json"
+    )
     assert added.exit_code == 0, added.output
     info = json.loads(added.stdout)
     assert info["path"].endswith(f"-{info['id']}.md") and "/procedural/" in info["path"]
@@ -79,7 +81,9 @@ def test_index_json_counts_and_problems(project):
     bad.write_text("---\ntitle: ok\n<<<<<<< HEAD\n---\nx\n")
     report = json.loads(invoke("index", "--json").stdout)
     assert report["unchanged"] == 1 and report["embedded"] == 0
-    assert report["problems"] == [{"path": str(bad), "line": 3, "problem": report["problems"][0]["problem"]}]
+    assert report["problems"] == [
+        {"path": str(bad), "line": 3, "problem": report["problems"][0]["problem"]}
+    ]
     assert "conflict" in report["problems"][0]["problem"]
 
 
@@ -109,7 +113,9 @@ def test_store_is_found_upward_and_by_option(project, monkeypatch):
     monkeypatch.chdir(sub)
     assert len(json.loads(invoke("list", "--json").stdout)) == 1
     monkeypatch.chdir(project.parent)
-    assert len(json.loads(invoke("--store", str(project / ".memory"), "list", "--json").stdout)) == 1
+    assert (
+        len(json.loads(invoke("--store", str(project / ".memory"), "list", "--json").stdout)) == 1
+    )
 
 
 def test_help_does_not_import_heavy_modules():
@@ -147,16 +153,25 @@ def test_list_and_show_do_not_import_the_index(project):
         "assert r.exit_code == 0, r.output\n"
         "print([m for m in ('lancedb', 'lance', 'fastembed', 'litellm') if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project
+    )
     assert out.stdout.strip() == "[]"
 
 
 def test_installed_script_runs_in_a_real_process(project):
     exe = shutil.which("memctl")
     assert exe, "the memctl console script is not installed"
-    added = subprocess.run([exe, "add", "Use pnpm, never npm", "--json"], capture_output=True, text=True, cwd=project)
+    added = subprocess.run(
+        [exe, "add", "Use pnpm, never npm", "--json"], capture_output=True, text=True, cwd=project
+    )
     assert added.returncode == 0, added.stderr
-    found = subprocess.run([exe, "recall", "which package manager", "--json"], capture_output=True, text=True, cwd=project)
+    found = subprocess.run(
+        [exe, "recall", "which package manager", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)[0]["id"] == json.loads(added.stdout)["id"]
 
@@ -169,7 +184,9 @@ def test_the_command_map_matches_what_each_module_registers():
     for module, names in COMMANDS.items():
         group = typer.main.get_command(build_app([module]))
         assert sorted(group.commands) == sorted(names), module
-    assert sorted(typer.main.get_command(app).commands) == sorted(n for names in COMMANDS.values() for n in names)
+    assert sorted(typer.main.get_command(app).commands) == sorted(
+        n for names in COMMANDS.values() for n in names
+    )
 
 
 def test_the_command_word_is_found_after_global_options():
@@ -190,7 +207,9 @@ def test_a_command_line_builds_only_its_own_command(tmp_path):
         f"sys.argv = ['memctl', '--store', {str(tmp_path / 'none')!r}, 'recall', 'anything']\n"
         "main()\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 1 and "does not exist" in result.stderr
     assert result.stdout.strip().splitlines()[-1] == "['memctl.cli.commands.recall']"
 
@@ -202,16 +221,31 @@ def test_a_quick_exit_keeps_exit_codes_and_delivers_all_output(project):
 
     store = open_store(project / ".memory")
     for n in range(40):
-        service.add_memory(store, f"Runbook step {n}: restart the ingest worker {n} after deploys",
-                           sync=False, dedup=False)
+        service.add_memory(
+            store,
+            f"Runbook step {n}: restart the ingest worker {n} after deploys",
+            sync=False,
+            dedup=False,
+        )
     exe = shutil.which("memctl")
-    found = subprocess.run([exe, "recall", "restart ingest worker", "-k", "40", "--json"],
-                           capture_output=True, text=True, cwd=project, check=False)
+    found = subprocess.run(
+        [exe, "recall", "restart ingest worker", "-k", "40", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        check=False,
+    )
     assert found.returncode == 0, found.stderr
     assert len(json.loads(found.stdout)) == 40
-    usage = subprocess.run([exe, "recall", "x", "--mode", "sideways"], capture_output=True, text=True,
-                           cwd=project, check=False)
+    usage = subprocess.run(
+        [exe, "recall", "x", "--mode", "sideways"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        check=False,
+    )
     assert usage.returncode == 2 and "Unknown recall mode" in usage.stderr
-    context = subprocess.run([exe, "context", "ingest worker"], capture_output=True, text=True,
-                             cwd=project, check=False)
+    context = subprocess.run(
+        [exe, "context", "ingest worker"], capture_output=True, text=True, cwd=project, check=False
+    )
     assert context.returncode == 0 and "ingest worker" in context.stdout

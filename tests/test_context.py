@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 from memctl import service
 from memctl.cli.app import app
 from memctl.integrations.tokenizer import count_tokens
-from memctl.service.context import build_context
-from memctl.service.session import add_turn
-from memctl.service.task import begin_task, step_task
+from memctl.service.lifecycle.session import add_turn
+from memctl.service.lifecycle.task import begin_task, step_task
+from memctl.service.retrieval.context import build_context
 
 T0 = 1_750_000_000.0
 runner = CliRunner()

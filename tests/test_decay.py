@@ -12,7 +12,7 @@ from memctl.core.decay import (
     plan_decay,
     recency_bonus,
 )
-from memctl.errors import UsageError
+from memctl.core.errors import UsageError
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -22,8 +22,14 @@ def days_ago(days: float) -> datetime:
 
 
 def memory(mid: str, age: float, importance: float = 0.5, **fields) -> DecayInput:
-    return DecayInput(id=mid, title=f"title {mid}", type="semantic", created=days_ago(age),
-                      importance=importance, **fields)
+    return DecayInput(
+        id=mid,
+        title=f"title {mid}",
+        type="semantic",
+        created=days_ago(age),
+        importance=importance,
+        **fields,
+    )
 
 
 def by_id(decisions):
@@ -131,8 +137,9 @@ def test_memory_without_creation_time_counts_as_new():
 
 
 def test_expired_memory_goes_even_when_important_and_hot():
-    item = memory("exp", age=20, importance=1.0, expires=days_ago(1),
-                  access_count=50, last_access=NOW)
+    item = memory(
+        "exp", age=20, importance=1.0, expires=days_ago(1), access_count=50, last_access=NOW
+    )
     decision = plan_decay([item], NOW, DEFAULTS["decay"])[0]
     assert decision.action == "archive" and decision.reason == "expired"
     not_yet = memory("later", age=20, importance=1.0, expires=NOW + timedelta(days=1))
@@ -153,8 +160,11 @@ def test_capacity_cap_evicts_the_most_forgettable_eligible_memories():
 
 
 def test_capacity_counts_what_is_left_after_expiry_and_threshold():
-    items = [memory("gone", age=300, importance=0.0), memory("a", age=20, importance=0.9),
-             memory("b", age=30, importance=0.9)]
+    items = [
+        memory("gone", age=300, importance=0.0),
+        memory("a", age=20, importance=0.9),
+        memory("b", age=30, importance=0.9),
+    ]
     decisions = by_id(plan_decay(items, NOW, {**DEFAULTS["decay"], "max_memories": 2}))
     assert decisions["gone"].reason == "score"
     assert decisions["a"].action == decisions["b"].action == "keep"
@@ -177,19 +187,31 @@ def test_plan_is_deterministic_and_most_forgettable_first():
 def test_decision_carries_the_table_columns():
     decision = plan_decay([memory("x", age=40, importance=0.3)], NOW, DEFAULTS["decay"])[0]
     row = decision.to_dict()
-    assert set(row) == {"id", "title", "type", "age_days", "importance", "hotness", "score",
-                        "action", "reason"}
+    assert set(row) == {
+        "id",
+        "title",
+        "type",
+        "age_days",
+        "importance",
+        "hotness",
+        "score",
+        "action",
+        "reason",
+    }
     assert row["age_days"] == pytest.approx(40)
     assert row["title"] == "title x"
 
 
-@pytest.mark.parametrize("section, key", [
-    ({"threshold": "high"}, "decay.threshold"),
-    ({"threshold": 1.5}, "decay.threshold"),
-    ({"horizon_days": 0}, "decay.horizon_days"),
-    ({"weights": {"age": 0.5, "speed": 0.1}}, "speed"),
-    ({"weights": {"age": "x"}}, "decay.weights.age"),
-])
+@pytest.mark.parametrize(
+    "section, key",
+    [
+        ({"threshold": "high"}, "decay.threshold"),
+        ({"threshold": 1.5}, "decay.threshold"),
+        ({"horizon_days": 0}, "decay.horizon_days"),
+        ({"weights": {"age": 0.5, "speed": 0.1}}, "speed"),
+        ({"weights": {"age": "x"}}, "decay.weights.age"),
+    ],
+)
 def test_bad_config_values_name_their_key(section, key):
     with pytest.raises(UsageError, match=key.replace(".", r"\.")):
         plan_decay([memory("x", age=40)], NOW, {**DEFAULTS["decay"], **section})

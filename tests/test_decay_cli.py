@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from memctl import service
 from memctl.cli.app import app
 from memctl.config import open_store
-from memctl.errors import UsageError
-from memctl.service.indexing import open_index
+from memctl.core.errors import UsageError
+from memctl.service.retrieval.indexing import open_index
 from memctl.store.access import load_access, record_access
 
 NOW = "2026-06-01T12:00:00Z"
@@ -39,17 +39,53 @@ def project(store, write_file, monkeypatch):
     """Memories of every kind decay must tell apart, as seen at NOW."""
     monkeypatch.chdir(store.root.parent)
     monkeypatch.delenv("MEMCTL_STORE", raising=False)
-    write_file("semantic/old-trivia.md", memory_file(
-        "oldtrivia001", "The office plant was bought at a flea market.", days_before(400), importance=0.1))
-    write_file("preference/old-pinned.md", memory_file(
-        "oldpinned001", "Always answer in British English.", days_before(400), importance=0.1, pinned="true"))
-    write_file("episodic/young.md", memory_file(
-        "youngnote001", "Yesterday the staging cluster was rebooted.", days_before(2), importance=0.0))
-    write_file("semantic/important.md", memory_file(
-        "important001", "Customer data never leaves the EU region.", days_before(60), importance=1.0))
-    write_file("semantic/expired.md", memory_file(
-        "expired00001", "The VPN certificate is valid until spring.", days_before(20), importance=0.9,
-        expires=days_before(1)))
+    write_file(
+        "semantic/old-trivia.md",
+        memory_file(
+            "oldtrivia001",
+            "The office plant was bought at a flea market.",
+            days_before(400),
+            importance=0.1,
+        ),
+    )
+    write_file(
+        "preference/old-pinned.md",
+        memory_file(
+            "oldpinned001",
+            "Always answer in British English.",
+            days_before(400),
+            importance=0.1,
+            pinned="true",
+        ),
+    )
+    write_file(
+        "episodic/young.md",
+        memory_file(
+            "youngnote001",
+            "Yesterday the staging cluster was rebooted.",
+            days_before(2),
+            importance=0.0,
+        ),
+    )
+    write_file(
+        "semantic/important.md",
+        memory_file(
+            "important001",
+            "Customer data never leaves the EU region.",
+            days_before(60),
+            importance=1.0,
+        ),
+    )
+    write_file(
+        "semantic/expired.md",
+        memory_file(
+            "expired00001",
+            "The VPN certificate is valid until spring.",
+            days_before(20),
+            importance=0.9,
+            expires=days_before(1),
+        ),
+    )
     loose = write_file("semantic/hand-written.md", "Kites fly best in steady onshore wind.\n")
     stamp = datetime.fromisoformat(days_before(500).replace("Z", "+00:00")).timestamp()
     os.utime(loose, (stamp, stamp))  # no `created`: its age comes from the file's mtime
@@ -90,13 +126,20 @@ def test_apply_archives_by_the_rules_and_restore_brings_back(project):
     root = project.root
     assert (root / "archive/semantic/old-trivia.md").is_file()
     assert not (root / "semantic/old-trivia.md").exists()
-    log = [json.loads(line) for line in (root / "archive/ARCHIVE_LOG.jsonl").read_text().splitlines()]
+    log = [
+        json.loads(line) for line in (root / "archive/ARCHIVE_LOG.jsonl").read_text().splitlines()
+    ]
     assert {entry["id"]: entry["reason"] for entry in log} == {
-        "oldtrivia001": "score", "hand-written": "score", "expired00001": "expired"}
+        "oldtrivia001": "score",
+        "hand-written": "score",
+        "expired00001": "expired",
+    }
     assert open_index(project).rows_for_ids(["oldtrivia001"]) == []  # its rows left the main index
 
     query = "where was the office plant bought"
-    assert "oldtrivia001" not in [h["id"] for h in json.loads(invoke("recall", query, "--json").stdout)]
+    assert "oldtrivia001" not in [
+        h["id"] for h in json.loads(invoke("recall", query, "--json").stdout)
+    ]
     archived = json.loads(invoke("recall", query, "--include-archived", "--json").stdout)
     assert archived[0]["id"] == "oldtrivia001"
     listed = json.loads(invoke("list", "--include-archived", "--json").stdout)
@@ -114,7 +157,9 @@ def test_recent_frequent_access_keeps_an_old_memory(project):
     now = datetime.now(timezone.utc)
     for _ in range(20):
         record_access(project.state_dir, ["hand-written"], now)
-    report = json.loads(invoke("decay", "--now", now.strftime("%Y-%m-%dT%H:%M:%SZ"), "--json").stdout)
+    report = json.loads(
+        invoke("decay", "--now", now.strftime("%Y-%m-%dT%H:%M:%SZ"), "--json").stdout
+    )
     actions = {d["id"]: d["action"] for d in report["decisions"]}
     assert actions["hand-written"] == "keep"  # archived above when never recalled
     assert actions["oldtrivia001"] == "archive"
@@ -145,7 +190,9 @@ def test_recall_counts_access_without_touching_files(project):
         assert invoke("recall", "customer data region", "-k", "1").exit_code == 0
     assert load_access(project.state_dir)["important001"].count == 2
     assert snapshot(project.root / "semantic") == before
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True
+    )
     assert status.stdout == ""
 
 
@@ -156,22 +203,40 @@ def write_config(store, text: str):
 
 def test_recency_bonus_at_its_maximum_never_buries_an_old_relevant_memory(store, write_file):
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    write_file("semantic/old.md", memory_file(
-        "oldrelevant1", "The billing service listens on port 8443 behind the internal balancer.",
-        days_before(730, now)))
-    fresh = ["Tomatoes need watering every evening in July.", "The team orders sushi on Thursdays.",
-             "Kites fly best in steady onshore wind.", "The office plant is a ficus.",
-             "Ilse prefers tabs over spaces in the web console.", "Standup moved to half past nine."]
+    write_file(
+        "semantic/old.md",
+        memory_file(
+            "oldrelevant1",
+            "The billing service listens on port 8443 behind the internal balancer.",
+            days_before(730, now),
+        ),
+    )
+    fresh = [
+        "Tomatoes need watering every evening in July.",
+        "The team orders sushi on Thursdays.",
+        "Kites fly best in steady onshore wind.",
+        "The office plant is a ficus.",
+        "Ilse prefers tabs over spaces in the web console.",
+        "Standup moved to half past nine.",
+    ]
     for i, text in enumerate(fresh):
         write_file(f"semantic/fresh{i}.md", memory_file(f"freshnote{i:03d}", text, now))
     store = write_config(store, "recall:\n  recency_bonus: 0.5\n  recency_half_life_days: 30\n")
     assert service.recall(store, "billing service port", k=3)[0].id == "oldrelevant1"
 
     # The bonus is real: between two equally relevant memories, the fresh one wins.
-    write_file("semantic/new.md", memory_file(
-        "newrelevant1", "The billing service listens on port 8443 behind the internal balancer.", now))
+    write_file(
+        "semantic/new.md",
+        memory_file(
+            "newrelevant1",
+            "The billing service listens on port 8443 behind the internal balancer.",
+            now,
+        ),
+    )
     assert [h.id for h in service.recall(store, "billing service port", k=2)] == [
-        "newrelevant1", "oldrelevant1"]
+        "newrelevant1",
+        "oldrelevant1",
+    ]
 
 
 def test_recency_bonus_above_its_bound_is_refused(store, write_file):

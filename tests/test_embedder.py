@@ -8,7 +8,8 @@ from memctl.integrations.query_embedder import get_query_embedder
 TEXTS = [
     "how do we deploy",
     "reconcile_manifest() throws TW-E4012",
-    "Maria prefers tabs over spaces in Go code, and wants gofmt to run on save. " * 40,  # past 512 tokens
+    "Maria prefers tabs over spaces in Go code, and wants gofmt to run on save. "
+    * 40,  # past 512 tokens
     "我们决定使用 Postgres",
 ]
 
@@ -29,5 +30,7 @@ def test_light_query_embedder_matches_fastembed():
 
 
 def test_related_texts_are_closer_than_unrelated():
-    a, b, c = get_embedder().embed(["ship the release to production", "deploy the new version", "lunch menu"])
+    a, b, c = get_embedder().embed(
+        ["ship the release to production", "deploy the new version", "lunch menu"]
+    )
     assert a @ b > a @ c

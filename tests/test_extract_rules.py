@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
+from memctl.agents.transcripts import read_conversation_file
 from memctl.core.conversation import Turn
 from memctl.core.extract_rules import extract_candidates, extract_sentence
-from memctl.integrations.transcripts import read_conversation_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
 
@@ -71,11 +71,16 @@ def test_role_content_jsonl_profile_and_decisions():
 
 
 def test_text_is_a_third_person_sentence_built_only_from_the_evidence():
-    turns = [Turn("user", (
-        "I always use vim. My timezone is UTC+8. I don't like ORMs because they hide the SQL. "
-        "Don't ever commit node_modules. Note that my laptop runs Arch Linux. "
-        "I've decided nothing yet. I'm a data scientist and I live in Lisbon."
-    ))]
+    turns = [
+        Turn(
+            "user",
+            (
+                "I always use vim. My timezone is UTC+8. I don't like ORMs because they hide the SQL. "
+                "Don't ever commit node_modules. Note that my laptop runs Arch Linux. "
+                "I've decided nothing yet. I'm a data scientist and I live in Lisbon."
+            ),
+        )
+    ]
     candidates = extract_candidates(turns)
     assert [c.text for c in candidates] == [
         "The user always uses vim.",
@@ -87,6 +92,7 @@ def test_text_is_a_third_person_sentence_built_only_from_the_evidence():
         "The user lives in Lisbon.",
     ]
     allowed = {"the", "user", "user's", "they", "their", "them", "is", "has", "doesn't", "never"}
+
     def words(text):
         return [w.strip(".") for w in re.findall(r"[\w'+.-]+", text.lower())]
 
@@ -145,10 +151,14 @@ def test_confidence_follows_cue_strength():
     ("first", "second"),
     [
         ("I prefer tabs for indentation.", "I prefer spaces."),
-        ("Remember that the staging DB is on port 5433.",
-         "Remember that the staging DB is on port 6543."),
-        ("We decided to use PostgreSQL for the event store.",
-         "We decided to use SQLite for the event store."),
+        (
+            "Remember that the staging DB is on port 5433.",
+            "Remember that the staging DB is on port 6543.",
+        ),
+        (
+            "We decided to use PostgreSQL for the event store.",
+            "We decided to use SQLite for the event store.",
+        ),
         ("My name is Ana.", "Call me Ana Souza."),
         ("Always use pnpm.", "Always use npm in this repo."),
         ("Never store tokens in SharedPreferences.", "Always store tokens in the keystore."),
@@ -167,8 +177,10 @@ def test_same_subject_with_a_different_value_shares_the_subject_key(first, secon
     [
         ("I like Python.", "I like Rust."),
         ("My name is Ana.", "I live in Lisbon."),
-        ("Remember that the staging DB is on port 5433.",
-         "Remember that the CI runners use Python 3.11."),
+        (
+            "Remember that the staging DB is on port 5433.",
+            "Remember that the CI runners use Python 3.11.",
+        ),
         ("To deploy, run `make deploy`.", "To roll back, run `make rollback`."),
     ],
 )

@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from memctl import service
+from memctl.agents.transcripts import read_conversation, read_conversation_file
 from memctl.cli.app import app
 from memctl.config import open_store
 from memctl.core.history import split_history
 from memctl.integrations.llm import LLMBadOutput
-from memctl.integrations.transcripts import read_conversation, read_conversation_file
 from memctl.service.extraction import extract
 from memctl.store.files import read_memory, scan_files
 
@@ -53,25 +53,33 @@ def test_offline_dry_run_plans_and_writes_nothing_then_a_run_writes_the_plan(sto
 
     again = extract(store, turns, dry_run=True, use_llm=False)
     assert {item.op for item in again.plan} == {"NOOP"}
-    assert {item.target_id for item in again.plan} == {read_memory(store.root, p).id for p in scan_files(store.root)}
+    assert {item.target_id for item in again.plan} == {
+        read_memory(store.root, p).id for p in scan_files(store.root)
+    }
 
 
 def test_offline_a_changed_preference_is_planned_as_an_update(store):
     tabs = service.add_memory(store, "I prefer tabs for indentation", type="preference")
-    turns = read_conversation("user: Actually, I prefer spaces for indentation now.\nassistant: Noted.")
+    turns = read_conversation(
+        "user: Actually, I prefer spaces for indentation now.\nassistant: Noted."
+    )
 
     plan = extract(store, turns, dry_run=True, use_llm=False).plan
     assert [(i.op, i.target_id) for i in plan] == [("UPDATE", tabs.memory.id)]
 
     applied = extract(store, turns, use_llm=False).applied
     assert [(a["action"], a["id"]) for a in applied] == [("updated", tabs.memory.id)]
-    current, history = split_history(read_memory(store.root, next(iter(scan_files(store.root)))).body)
+    current, history = split_history(
+        read_memory(store.root, next(iter(scan_files(store.root)))).body
+    )
     assert "spaces" in current and "I prefer tabs for indentation" in history[0]
 
 
 def test_offline_a_change_of_mind_in_one_conversation_updates_the_earlier_item(store):
-    turns = read_conversation("user: I prefer tabs for indentation.\nassistant: OK.\n"
-                              "user: Sorry, I changed my mind: I prefer spaces for indentation.")
+    turns = read_conversation(
+        "user: I prefer tabs for indentation.\nassistant: OK.\n"
+        "user: Sorry, I changed my mind: I prefer spaces for indentation."
+    )
     plan = extract(store, turns, dry_run=True, use_llm=False).plan
     assert [(i.op, i.target_label) for i in plan] == [("ADD", ""), ("UPDATE", "item 1")]
     extract(store, turns, use_llm=False)
@@ -86,19 +94,40 @@ def test_llm_plan_is_applied_through_the_write_path(llm_store):
     tabs = service.add_memory(llm_store, "I prefer tabs for indentation", type="preference")
     deploy = service.add_memory(llm_store, "We deploy with make release", type="procedural")
     reply = _llm_reply(
-        {"op": "ADD", "type": "profile", "text": "The user's name is Ana.", "target_id": None,
-         "confidence": 0.9, "reason": "stated"},
-        {"op": "UPDATE", "type": "preference", "text": "The user prefers spaces for indentation.",
-         "target_id": tabs.memory.id, "confidence": 0.9, "reason": "changed"},
-        {"op": "NOOP", "type": "procedural", "text": "Deploys use make release.",
-         "target_id": deploy.memory.id, "confidence": 0.8, "reason": "known"},
+        {
+            "op": "ADD",
+            "type": "profile",
+            "text": "The user's name is Ana.",
+            "target_id": None,
+            "confidence": 0.9,
+            "reason": "stated",
+        },
+        {
+            "op": "UPDATE",
+            "type": "preference",
+            "text": "The user prefers spaces for indentation.",
+            "target_id": tabs.memory.id,
+            "confidence": 0.9,
+            "reason": "changed",
+        },
+        {
+            "op": "NOOP",
+            "type": "procedural",
+            "text": "Deploys use make release.",
+            "target_id": deploy.memory.id,
+            "confidence": 0.8,
+            "reason": "known",
+        },
     )
     turns = read_conversation_file(FIXTURE)
 
     dry = extract(llm_store, turns, dry_run=True, mock_response=reply)
     assert dry.mode == "llm" and len(scan_files(llm_store.root)) == 2
     assert [(i.op, i.target_id) for i in dry.plan] == [
-        ("ADD", None), ("UPDATE", tabs.memory.id), ("NOOP", deploy.memory.id)]
+        ("ADD", None),
+        ("UPDATE", tabs.memory.id),
+        ("NOOP", deploy.memory.id),
+    ]
     assert dry.usage["calls"] == 1 and dry.usage["prompt_tokens"] > 0 and dry.usage["cost_usd"] > 0
 
     done = extract(llm_store, turns, mock_response=reply)
@@ -116,21 +145,43 @@ def test_llm_malformed_twice_writes_nothing(llm_store):
     service.add_memory(llm_store, "I prefer tabs for indentation", type="preference")
     before = snapshot(llm_store)
     with pytest.raises(LLMBadOutput, match="malformed JSON twice") as caught:
-        extract(llm_store, read_conversation_file(FIXTURE), mock_response=["not json", "{still not"])
+        extract(
+            llm_store, read_conversation_file(FIXTURE), mock_response=["not json", "{still not"]
+        )
     assert caught.value.reply.calls == 2
     assert snapshot(llm_store) == before
 
 
-@pytest.mark.parametrize("bad", [
-    {"op": "DELETE", "type": "preference", "text": "x y z", "confidence": 0.5},
-    {"op": "UPDATE", "type": "preference", "text": "Spaces.", "target_id": "nosuchid", "confidence": 0.9},
-    {"op": "ADD", "type": "preference", "text": "Spaces please.", "confidence": 1.5},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"op": "DELETE", "type": "preference", "text": "x y z", "confidence": 0.5},
+        {
+            "op": "UPDATE",
+            "type": "preference",
+            "text": "Spaces.",
+            "target_id": "nosuchid",
+            "confidence": 0.9,
+        },
+        {"op": "ADD", "type": "preference", "text": "Spaces please.", "confidence": 1.5},
+    ],
+)
 def test_llm_bad_shape_once_is_retried_and_the_valid_retry_applied(llm_store, bad):
-    good = _llm_reply({"op": "ADD", "type": "preference", "text": "The user prefers dark mode in every editor.",
-                       "target_id": None, "confidence": 0.85, "reason": "stated"})
-    result = extract(llm_store, read_conversation("user: I prefer dark mode in every editor."),
-                     mock_response=[_llm_reply(bad), good])
+    good = _llm_reply(
+        {
+            "op": "ADD",
+            "type": "preference",
+            "text": "The user prefers dark mode in every editor.",
+            "target_id": None,
+            "confidence": 0.85,
+            "reason": "stated",
+        }
+    )
+    result = extract(
+        llm_store,
+        read_conversation("user: I prefer dark mode in every editor."),
+        mock_response=[_llm_reply(bad), good],
+    )
     assert result.usage["calls"] == 2
     assert [a["action"] for a in result.applied] == ["created"]
     assert list(bodies(llm_store)) == ["The user prefers dark mode in every editor."]
@@ -142,19 +193,42 @@ def test_cli_extract_offline_and_with_a_mocked_llm(store, monkeypatch):
     table = runner.invoke(app, ["extract", str(FIXTURE), "--dry-run"])
     assert table.exit_code == 0, table.output
     assert "The user's name is Ana." in table.stdout and "Dry run: nothing written." in table.stdout
-    assert runner.invoke(app, ["extract", str(FIXTURE), "--llm"]).exit_code == 2  # no model configured
+    assert (
+        runner.invoke(app, ["extract", str(FIXTURE), "--llm"]).exit_code == 2
+    )  # no model configured
 
     monkeypatch.setenv("MEMCTL_LLM_MODEL", "gpt-4o-mini")
-    reply = _llm_reply({"op": "ADD", "type": "profile", "text": "The user's name is Ana.",
-                        "target_id": None, "confidence": 0.9, "reason": "introduced herself"})
-    out = runner.invoke(app, ["extract", "-", "--json", "--llm-mock-response", reply],
-                        input=FIXTURE.read_text())
+    reply = _llm_reply(
+        {
+            "op": "ADD",
+            "type": "profile",
+            "text": "The user's name is Ana.",
+            "target_id": None,
+            "confidence": 0.9,
+            "reason": "introduced herself",
+        }
+    )
+    out = runner.invoke(
+        app, ["extract", "-", "--json", "--llm-mock-response", reply], input=FIXTURE.read_text()
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["mode"] == "llm" and data["usage"]["completion_tokens"] > 0
-    assert [(a["action"], a["id"]) for a in data["applied"]] == [("created", data["applied"][0]["id"])]
-    failed = runner.invoke(app, ["extract", str(FIXTURE), "--json", "--llm-mock-response", "nope",
-                                 "--llm-mock-response", "nope"])
+    assert [(a["action"], a["id"]) for a in data["applied"]] == [
+        ("created", data["applied"][0]["id"])
+    ]
+    failed = runner.invoke(
+        app,
+        [
+            "extract",
+            str(FIXTURE),
+            "--json",
+            "--llm-mock-response",
+            "nope",
+            "--llm-mock-response",
+            "nope",
+        ],
+    )
     assert failed.exit_code == 1
     error = json.loads(failed.stdout)
     assert error["error"]["kind"] == "llm_bad_output" and error["usage"]["calls"] == 2

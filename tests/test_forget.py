@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from memctl import service
 from memctl.cli.app import app
-from memctl.errors import MemoryNotFound
-from memctl.service.decaying import append_log
-from memctl.service.forgetting import forget_memories
+from memctl.core.errors import MemoryNotFound
+from memctl.service.lifecycle.decaying import append_log
+from memctl.service.memories.forgetting import forget_memories
 from memctl.store.purge import index_terms, raw_texts
 
 MARKER = "zebraquokka"  # one token the full-text tokenizer keeps whole
@@ -37,15 +37,23 @@ def filled(store, write_file):
     for memory_id, body in OTHERS.items():
         write_file(f"semantic/{memory_id}.md", memory_file(memory_id, body[:30], body))
     secret = f"semantic/deploy-password-{SECRET_ID}.md"
-    write_file(secret, memory_file(SECRET_ID, f"Deploy password {MARKER}", f"The password is {MARKER}."))
+    write_file(
+        secret, memory_file(SECRET_ID, f"Deploy password {MARKER}", f"The password is {MARKER}.")
+    )
     service.sync_index(store)
     # An edit leaves the old row behind a deletion vector: that copy must go too.
-    write_file(secret, memory_file(SECRET_ID, f"Deploy password {MARKER}", f"It is {MARKER}, rotated."))
-    write_file(f"archive/semantic/deploy-password-{SECRET_ID}.md",
-               memory_file(SECRET_ID, f"Old deploy password {MARKER}", f"Was {MARKER}-1."))
+    write_file(
+        secret, memory_file(SECRET_ID, f"Deploy password {MARKER}", f"It is {MARKER}, rotated.")
+    )
+    write_file(
+        f"archive/semantic/deploy-password-{SECRET_ID}.md",
+        memory_file(SECRET_ID, f"Old deploy password {MARKER}", f"Was {MARKER}-1."),
+    )
     hits = service.recall(store, f"{MARKER} password", k=2, include_archived=True)
     assert SECRET_ID in [hit.id for hit in hits]
-    append_log(store, {"action": "archive", "id": SECRET_ID, "title": f"Old deploy password {MARKER}"})
+    append_log(
+        store, {"action": "archive", "id": SECRET_ID, "title": f"Old deploy password {MARKER}"}
+    )
     session = store.state_dir / "hooks" / "sessions" / "s1.json"
     session.parent.mkdir(parents=True)
     session.write_text(json.dumps({"shown": [SECRET_ID, "note0deploys"]}))
@@ -68,19 +76,27 @@ def test_forgotten_text_is_in_no_file_under_the_store(filled):
     for table in store_tables(store):
         assert not [text for text in raw_texts(table) if MARKER in text or SECRET_ID in text]
         assert not [term for term in index_terms(table) if MARKER in term]
-    leftovers = [path for path in store.root.rglob("*") if path.is_file()
-                 and (MARKER.encode() in path.read_bytes() or SECRET_ID.encode() in path.read_bytes())]
+    leftovers = [
+        path
+        for path in store.root.rglob("*")
+        if path.is_file()
+        and (MARKER.encode() in path.read_bytes() or SECRET_ID.encode() in path.read_bytes())
+    ]
     assert leftovers == []
     session = json.loads((store.state_dir / "hooks" / "sessions" / "s1.json").read_text())
     assert session["shown"] == ["note0deploys"]
 
     for memory_id, body in OTHERS.items():
         assert service.recall(store, body, k=1)[0].id == memory_id
-    assert [h.id for h in service.recall(store, MARKER, k=5, mode="bm25", include_archived=True)] == []
+    assert [
+        h.id for h in service.recall(store, MARKER, k=5, mode="bm25", include_archived=True)
+    ] == []
 
 
 def test_forgetting_the_last_memory_of_a_table_leaves_no_table(store, write_file):
-    write_file(f"semantic/{SECRET_ID}.md", memory_file(SECRET_ID, "Only one", f"Alone with {MARKER}."))
+    write_file(
+        f"semantic/{SECRET_ID}.md", memory_file(SECRET_ID, "Only one", f"Alone with {MARKER}.")
+    )
     service.sync_index(store)
     forget_memories(store, [SECRET_ID])
     assert not any(MARKER.encode() in p.read_bytes() for p in store.root.rglob("*") if p.is_file())
@@ -131,12 +147,18 @@ def test_cli_forget_query_with_yes_forgets_every_match(project, write_file):
 
 
 def git(cwd, *args):
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-                   cwd=cwd, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_cli_says_when_git_history_still_holds_the_file(project, write_file):
-    write_file("semantic/uncommitted.md", memory_file("uncommitted1", "Not in git", "Fresh note on kites."))
+    write_file(
+        "semantic/uncommitted.md", memory_file("uncommitted1", "Not in git", "Fresh note on kites.")
+    )
     repo = project.root.parent
     git(repo, "init", "-q")
     git(repo, "add", f".memory/semantic/deploy-password-{SECRET_ID}.md")

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from memctl.core.errors import InvalidMemoryFile
 from memctl.core.frontmatter import parse_memory, render_memory
 from memctl.core.memory import Memory
-from memctl.errors import InvalidMemoryFile
 
 
 def sample() -> Memory:
@@ -59,7 +59,11 @@ def test_hand_written_dates_are_accepted():
     ("raw", "line", "words"),
     [
         (b"---\ntitle: ok\ntags: [a, b\n---\nbody\n", 3, "YAML"),
-        (b"---\ntitle: ok\n---\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> branch\n", 4, "conflict"),
+        (
+            b"---\ntitle: ok\n---\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> branch\n",
+            4,
+            "conflict",
+        ),
         (b"---\ntitle: ok\n---\nline two\n\xff\xfe broken\n", 5, "UTF-8"),
         (b"\x89PNG\r\n\x1a\n\x00\x00binary", 3, "binary"),
         (b"---\ntitle: ok\nimportance: lots\n---\nbody\n", 3, "number"),

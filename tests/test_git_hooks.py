@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memctl.errors import MemctlError, UsageError
-from memctl.integrations.git_hooks import (
+from memctl.agents.git_hooks import (
     CHAINED_SUFFIX,
     HOOK_NAMES,
     git_hooks_status,
@@ -21,6 +20,7 @@ from memctl.integrations.git_hooks import (
     shell_snippet,
     uninstall_git_hooks,
 )
+from memctl.core.errors import MemctlError, UsageError
 
 FAKE_MEMCTL = """#!/bin/sh
 echo "$@" >> "$MEMCTL_FAKE_LOG"
@@ -43,8 +43,10 @@ def env(tmp_path):
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": str(home),
         "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
         "MEMCTL_FAKE_LOG": str(tmp_path / "memctl-calls.log"),
     }
 
@@ -58,8 +60,9 @@ def repo(tmp_path, env):
 
 
 def git(root, env, *args, check=True):
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
-                          check=check)
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=check
+    )
 
 
 def calls(env) -> list[str]:
@@ -200,12 +203,17 @@ def test_not_a_repository(tmp_path, env, monkeypatch):
 def test_bash_snippet_adds_and_recalls(tmp_path, env):
     rc = tmp_path / "rc.bash"
     rc.write_text(shell_snippet("bash"), encoding="utf-8")
-    script = (f"source '{rc}'\nsource '{rc}'\n"
-              "mem use pnpm, not npm\necho 'piped note' | mem\nmemq package manager\n")
+    script = (
+        f"source '{rc}'\nsource '{rc}'\n"
+        "mem use pnpm, not npm\necho 'piped note' | mem\nmemq package manager\n"
+    )
     done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert calls(env) == ["add -- use pnpm, not npm", "add -- piped note",
-                          "recall -- package manager"]
+    assert calls(env) == [
+        "add -- use pnpm, not npm",
+        "add -- piped note",
+        "recall -- package manager",
+    ]
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh not installed")

@@ -8,14 +8,33 @@ from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt, mem
 from memctl.core.tokens import estimate_tokens
 
 
-@pytest.mark.parametrize("prompt", ["ok", "Thanks!", "yes", "continue", "/clear", "/compact keep it",
-                                    "lgtm", "  go ahead ", "好的", "fix it"])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "ok",
+        "Thanks!",
+        "yes",
+        "continue",
+        "/clear",
+        "/compact keep it",
+        "lgtm",
+        "  go ahead ",
+        "好的",
+        "fix it",
+    ],
+)
 def test_trivial_prompts_get_no_memories(prompt):
     assert is_trivial_prompt(prompt)
 
 
-@pytest.mark.parametrize("prompt", ["How do we deploy this service?", "数据库端口是多少",
-                                    "Refactor parse_config to accept a Path"])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "How do we deploy this service?",
+        "数据库端口是多少",
+        "Refactor parse_config to accept a Path",
+    ],
+)
 def test_real_questions_are_not_trivial(prompt):
     assert not is_trivial_prompt(prompt)
 
@@ -44,6 +63,12 @@ def test_nothing_fits_means_no_block_at_all():
 
 
 def test_memory_line_does_not_repeat_the_title_and_stays_on_one_line():
-    line = memory_line(BlockItem("x1", "Deploy with make release", "procedural",
-                                 "Deploy with make release.\nThen tag the commit."))
+    line = memory_line(
+        BlockItem(
+            "x1",
+            "Deploy with make release",
+            "procedural",
+            "Deploy with make release.\nThen tag the commit.",
+        )
+    )
     assert line == "- **Deploy with make release** (procedural, x1): Then tag the commit."

@@ -7,7 +7,7 @@ import pytest
 from memctl.integrations.llm import LLMBadOutput, complete_json, complete_text, llm_settings
 
 SETTINGS = {"model": "gpt-4o-mini", "timeout": 5}
-ASK = [{"role": "user", "content": "Return {\"ok\": true}"}]
+ASK = [{"role": "user", "content": 'Return {"ok": true}'}]
 
 
 def test_no_model_means_no_llm(store):
@@ -19,7 +19,10 @@ def test_model_from_environment(tmp_path):
     from memctl.config import open_store
 
     root = service.init_store(tmp_path).root
-    assert llm_settings(open_store(root, env={"MEMCTL_LLM_MODEL": "ollama/llama3.1"}))["model"] == "ollama/llama3.1"
+    assert (
+        llm_settings(open_store(root, env={"MEMCTL_LLM_MODEL": "ollama/llama3.1"}))["model"]
+        == "ollama/llama3.1"
+    )
 
 
 def test_text_completion_reports_tokens_and_cost():

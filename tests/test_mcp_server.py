@@ -18,8 +18,9 @@ def run(coro):
 async def session_against(store_root, work):
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "memctl", "--store", str(store_root), "mcp"])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memctl", "--store", str(store_root), "mcp"]
+    )
     async with Client(params, cache=None) as client:
         return await work(client)
 
@@ -39,9 +40,16 @@ def test_tools_and_resources_over_stdio(store):
         assert {"recall", "add", "context", "forget"} <= set(tools)
         assert "query" in tools["recall"].input_schema["properties"]
 
-        added = payload(await client.call_tool("add", {
-            "text": "The staging database listens on port 5433", "type": "semantic",
-            "tags": ["db"]}))
+        added = payload(
+            await client.call_tool(
+                "add",
+                {
+                    "text": "The staging database listens on port 5433",
+                    "type": "semantic",
+                    "tags": ["db"],
+                },
+            )
+        )
         memory_id = added["id"]
         assert added["created"] and added["path"].endswith(f"-{memory_id}.md")
 
@@ -58,15 +66,24 @@ def test_tools_and_resources_over_stdio(store):
         index = json.loads((await client.read_resource("memctl://memories")).contents[0].text)
         assert [entry["id"] for entry in index] == [memory_id]
 
-        refused = await client.call_tool("add", {"text": "Lunch is at noon on Fridays",
-                                                 "type": "gossip"})
+        refused = await client.call_tool(
+            "add", {"text": "Lunch is at noon on Fridays", "type": "gossip"}
+        )
         assert refused.is_error and "Unknown type 'gossip'" in refused.content[0].text
 
-        secret = payload(await client.call_tool("add", {
-            "text": "The deploy bot authenticates with ghp_16C7e42F292c6912E7710c838347Ae178B4a",
-            "type": "procedural"}))
+        secret = payload(
+            await client.call_tool(
+                "add",
+                {
+                    "text": "The deploy bot authenticates with ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+                    "type": "procedural",
+                },
+            )
+        )
         assert secret["redacted"] == {"github_token": 1}
-        secret_text = (await client.read_resource(f"memctl://memory/{secret['id']}")).contents[0].text
+        secret_text = (
+            (await client.read_resource(f"memctl://memory/{secret['id']}")).contents[0].text
+        )
         assert "ghp_16C7e42F" not in secret_text and "[REDACTED_GITHUB_TOKEN]" in secret_text
         payload(await client.call_tool("forget", {"id": secret["id"]}))
 

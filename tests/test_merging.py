@@ -13,7 +13,7 @@ from memctl.cli.app import app
 from memctl.config import open_store
 from memctl.core.history import split_history
 from memctl.core.memory import Memory
-from memctl.service.merging import rewrite_memory
+from memctl.service.memories.add import rewrite_memory
 from memctl.store.files import read_memory, scan_files, write_memory
 
 runner = CliRunner()
@@ -30,7 +30,9 @@ def stored(store, memory_id: str) -> Memory:
 
 def test_a_near_duplicate_merges_without_a_new_file_or_a_new_embedding(store):
     first = service.add_memory(store, "We deploy with make release", type="procedural")
-    second = service.add_memory(store, "We deploy with make release.", type="procedural", sync=False)
+    second = service.add_memory(
+        store, "We deploy with make release.", type="procedural", sync=False
+    )
 
     assert (second.created, second.merged_into, second.action) == (False, first.memory.id, "merged")
     assert second.similarity >= 0.95
@@ -70,8 +72,14 @@ def test_tabs_then_spaces_keeps_the_old_value_in_history_and_show_displays_it(st
     memory = stored(store, tabs.memory.id)
     current, history = split_history(memory.body)
     assert current == "I prefer spaces for indentation"
-    assert len(history) == 1 and "replaced" in history[0] and "I prefer tabs for indentation" in history[0]
-    assert memory.source == "corrected_memory" and memory.extra["subject"] == "preference:indentation"
+    assert (
+        len(history) == 1
+        and "replaced" in history[0]
+        and "I prefer tabs for indentation" in history[0]
+    )
+    assert (
+        memory.source == "corrected_memory" and memory.extra["subject"] == "preference:indentation"
+    )
 
     monkeypatch.setenv("MEMCTL_STORE", str(store.root))
     shown = runner.invoke(app, ["show", tabs.memory.id])
@@ -85,10 +93,14 @@ def test_tabs_then_spaces_keeps_the_old_value_in_history_and_show_displays_it(st
 
 
 def test_a_lower_confidence_value_does_not_replace_the_stored_one(store, monkeypatch):
-    tabs = service.add_memory(store, "I prefer tabs for indentation", type="preference", confidence=0.9)
+    tabs = service.add_memory(
+        store, "I prefer tabs for indentation", type="preference", confidence=0.9
+    )
     monkeypatch.setenv("MEMCTL_STORE", str(store.root))
-    added = runner.invoke(app, ["add", "I prefer spaces for indentation", "--type", "preference",
-                                "--confidence", "0.6"])
+    added = runner.invoke(
+        app,
+        ["add", "I prefer spaces for indentation", "--type", "preference", "--confidence", "0.6"],
+    )
     assert added.exit_code == 0, added.output
     assert f"Kept {tabs.memory.id}" in added.stdout
 
@@ -101,11 +113,19 @@ def test_a_lower_confidence_value_does_not_replace_the_stored_one(store, monkeyp
 
 def test_the_cli_says_merged_into(store, monkeypatch):
     monkeypatch.setenv("MEMCTL_STORE", str(store.root))
-    first = json.loads(runner.invoke(app, ["add", "Run the linter before every commit", "--json"]).stdout)
+    first = json.loads(
+        runner.invoke(app, ["add", "Run the linter before every commit", "--json"]).stdout
+    )
     text = runner.invoke(app, ["add", "Run the linter before every commit."])
     assert f"merged into {first['id']}" in text.stdout
-    again = json.loads(runner.invoke(app, ["add", "Run the linter before every commit", "--json"]).stdout)
-    assert (again["created"], again["merged_into"], again["action"]) == (False, first["id"], "merged")
+    again = json.loads(
+        runner.invoke(app, ["add", "Run the linter before every commit", "--json"]).stdout
+    )
+    assert (again["created"], again["merged_into"], again["action"]) == (
+        False,
+        first["id"],
+        "merged",
+    )
 
 
 def test_a_concurrent_writer_is_not_overwritten(store):
@@ -132,7 +152,7 @@ def test_a_concurrent_writer_is_not_overwritten(store):
 def _add_from_process(root: str, start, same_text: str, own_text: str) -> None:
     from memctl.config import open_store
     from memctl.service import add_memory
-    from memctl.service.merging import embed_texts
+    from memctl.service.memories.add import embed_texts
 
     store = open_store(root)
     embed_texts(store, ["warm up"])  # load the model before the race starts
@@ -151,8 +171,10 @@ def test_concurrent_adds_from_several_processes_lose_nothing(store):
     same = "Always rebase feature branches on main before merging"
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(len(own))
-    workers = [context.Process(target=_add_from_process, args=(str(store.root), start, same, text))
-               for text in own]
+    workers = [
+        context.Process(target=_add_from_process, args=(str(store.root), start, same, text))
+        for text in own
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -13,11 +13,13 @@ DIM = 384
 
 def rows(ids, texts, seed):
     vectors = np.random.default_rng(seed).random((len(ids), DIM), dtype=np.float32)
-    return pa.table({
-        "id": ids,
-        "text": texts,
-        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM),
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "text": texts,
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM),
+        }
+    )
 
 
 @pytest.fixture(params=["one_fragment", "shares_a_fragment", "alone_in_its_fragment"])
@@ -146,7 +148,8 @@ def test_vector_and_scalar_indices_forget_the_row_too(tmp_path):
     db_dir = tmp_path / ".index"
     ids = [f"m{i:03d}" for i in range(300)]
     table = lancedb.connect(db_dir).create_table(
-        "memories", rows(ids, [f"note {i}" for i in range(300)], 1))
+        "memories", rows(ids, [f"note {i}" for i in range(300)], 1)
+    )
     table.add(rows([f"secret-{MARKER}"], [f"{MARKER} lives here"], 2))
     table.create_index("vector", config=IvfPq(num_partitions=2, num_sub_vectors=16))
     table.create_index("id", config=BTree())

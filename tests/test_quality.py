@@ -41,8 +41,22 @@ LOG_DUMP = """2024-01-15 10:00:01,120 INFO  worker: starting
 
 @pytest.mark.parametrize(
     "text",
-    ["ok", "OK!", "Thanks!", "thank you so much", "got it", "ok, got it, thanks 👍", "lgtm",
-     "好的", "谢谢", "嗯", "嗯嗯", "好的，谢谢！", "收到", "ok 谢谢"],
+    [
+        "ok",
+        "OK!",
+        "Thanks!",
+        "thank you so much",
+        "got it",
+        "ok, got it, thanks 👍",
+        "lgtm",
+        "好的",
+        "谢谢",
+        "嗯",
+        "嗯嗯",
+        "好的，谢谢！",
+        "收到",
+        "ok 谢谢",
+    ],
 )
 def test_small_talk_is_refused(text):
     reason = low_value_reason(text)

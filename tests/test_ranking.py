@@ -13,7 +13,11 @@ from memctl.core.ranking import (
 
 
 def test_normalized_scores_span_zero_to_one():
-    assert normalized_scores([("a", 12.0), ("b", 7.0), ("c", 2.0)]) == {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert normalized_scores([("a", 12.0), ("b", 7.0), ("c", 2.0)]) == {
+        "a": 1.0,
+        "b": 0.5,
+        "c": 0.0,
+    }
     assert normalized_scores([("only", 3.3)]) == {"only": 1.0}
     assert normalized_scores([]) == {}
 
@@ -39,22 +43,29 @@ def test_one_outlier_squeezes_a_list_less_under_stdev_than_under_range():
     by_range, by_stdev = normalized_scores(scores, "range"), normalized_scores(scores, "stdev")
     gap_range = by_range["m0"] - by_range["m9"]
     gap_stdev = by_stdev["m0"] - by_stdev["m9"]
-    assert gap_stdev / by_stdev["outlier"] == pytest.approx(gap_range / by_range["outlier"])  # same shape
+    assert gap_stdev / by_stdev["outlier"] == pytest.approx(
+        gap_range / by_range["outlier"]
+    )  # same shape
     assert gap_stdev > 2 * gap_range  # but the ordinary candidates keep their distance
 
 
 def test_recall_fusion_is_configurable_and_checked(store):
     from memctl.config import open_store
-    from memctl.errors import UsageError
+    from memctl.core.errors import UsageError
 
-    for text in ("Releases are tagged by the release captain", "The release train leaves every Tuesday"):
+    for text in (
+        "Releases are tagged by the release captain",
+        "The release train leaves every Tuesday",
+    ):
         service.add_memory(store, text, sync=False, dedup=False)
     config = store.root / "config.yaml"
     original = config.read_text()
     found = {}
     for fusion in ("zscore", "score", "rrf"):
         config.write_text(original.replace("recall:\n", f"recall:\n  fusion: {fusion}\n", 1))
-        found[fusion] = {hit.id for hit in service.recall(open_store(store.root), "release captain", k=2)}
+        found[fusion] = {
+            hit.id for hit in service.recall(open_store(store.root), "release captain", k=2)
+        }
     assert found["zscore"] == found["score"] == found["rrf"] and len(found["rrf"]) == 2
     config.write_text(original.replace("recall:\n", "recall:\n  fusion: average\n", 1))
     with pytest.raises(UsageError, match="recall.fusion"):
@@ -78,7 +89,9 @@ def test_spread_is_bounded_and_additive():
     spread = spread_to_neighbours({"q": 1.0}, near, (0.4, 0.1))
     assert spread == pytest.approx({"q": 1.0, "answer": 0.4, "far": 0.1})
     # a memory never scores more than its own match plus what its neighbours pass on
-    assert spread_to_neighbours({"q": 1.0, "answer": 0.2}, near, (0.4, 0.1))["answer"] == pytest.approx(0.6)
+    assert spread_to_neighbours({"q": 1.0, "answer": 0.2}, near, (0.4, 0.1))[
+        "answer"
+    ] == pytest.approx(0.6)
 
 
 def test_recall_brings_the_answer_written_right_after_the_question(store):
@@ -87,13 +100,19 @@ def test_recall_brings_the_answer_written_right_after_the_question(store):
         "Ana: Did you ever find out where the staging certificates are renewed?",
         "Ben: Yes, it is the cron job on bastion-2 that runs every Sunday night.",
         "Ana: Great, and the weather was lovely at the lake this weekend.",
-    ] + [f"Ben: unrelated note number {n} about lunch plans and the office plants" for n in range(12)]
+    ] + [
+        f"Ben: unrelated note number {n} about lunch plans and the office plants" for n in range(12)
+    ]
     ids = [
-        service.add_memory(store, text, type="episodic", extra={"session_id": "chat-1"}, sync=False).memory.id
+        service.add_memory(
+            store, text, type="episodic", extra={"session_id": "chat-1"}, sync=False
+        ).memory.id
         for text in turns
     ]
     service.sync_index(store)
-    found = [hit.id for hit in service.recall(store, "where are the staging certificates renewed", k=2)]
+    found = [
+        hit.id for hit in service.recall(store, "where are the staging certificates renewed", k=2)
+    ]
     assert found[0] == ids[0]
     assert ids[1] in found
 
@@ -101,10 +120,16 @@ def test_recall_brings_the_answer_written_right_after_the_question(store):
 def test_neighbours_can_be_turned_off(store):
     from memctl.config import open_store
 
-    a = service.add_memory(store, "Ana: which port does the metrics exporter use?", type="episodic",
-                           extra={"session_id": "c"}, sync=False).memory.id
-    b = service.add_memory(store, "Ben: nine thousand one hundred", type="episodic",
-                           extra={"session_id": "c"}).memory.id
+    a = service.add_memory(
+        store,
+        "Ana: which port does the metrics exporter use?",
+        type="episodic",
+        extra={"session_id": "c"},
+        sync=False,
+    ).memory.id
+    b = service.add_memory(
+        store, "Ben: nine thousand one hundred", type="episodic", extra={"session_id": "c"}
+    ).memory.id
 
     def score_of_reply() -> float:
         hits = service.recall(open_store(store.root), "metrics exporter port", k=2)
@@ -113,5 +138,7 @@ def test_neighbours_can_be_turned_off(store):
 
     with_neighbours = score_of_reply()
     config = store.root / "config.yaml"
-    config.write_text(config.read_text().replace("recall:\n", "recall:\n  neighbour_weights: []\n", 1))
+    config.write_text(
+        config.read_text().replace("recall:\n", "recall:\n  neighbour_weights: []\n", 1)
+    )
     assert score_of_reply() < with_neighbours

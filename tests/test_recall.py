@@ -8,7 +8,10 @@ def seed(store):
         "deploy": ("We ship releases with blue-green deployments on Kubernetes", "procedural"),
         "tabs": ("Maria prefers tabs over spaces in Go code", "preference"),
         "pizza": ("The team lunch on Fridays is usually pizza", "episodic"),
-        "error": ("reconcile_manifest() throws TW-E4012 when a container id is missing", "semantic"),
+        "error": (
+            "reconcile_manifest() throws TW-E4012 when a container id is missing",
+            "semantic",
+        ),
         "db": ("Postgres was chosen over MongoDB for transactional integrity", "semantic"),
     }
     return {
@@ -33,8 +36,12 @@ def test_exact_identifier_finds_its_memory(store):
 
 def test_identifier_wins_even_among_many_similar_memories(store):
     for n in range(30):
-        service.add_memory(store, f"Error code TW-E40{n:02d} means a shipment was rejected", sync=False)
-    target = service.add_memory(store, "Unrelated note: the warehouse code WH_ALPHA_77 is for Rotterdam").memory.id
+        service.add_memory(
+            store, f"Error code TW-E40{n:02d} means a shipment was rejected", sync=False
+        )
+    target = service.add_memory(
+        store, "Unrelated note: the warehouse code WH_ALPHA_77 is for Rotterdam"
+    ).memory.id
     assert service.recall(store, "error WH_ALPHA_77", k=1)[0].id == target
 
 
@@ -49,7 +56,10 @@ def test_hand_edit_shows_in_next_recall(store):
 
 def test_hand_written_file_is_recalled(store, write_file):
     seed(store)
-    write_file("procedural/hotfix.md", "# Hotfix\n\nCut hotfix branches from the release tag, never from main.\n")
+    write_file(
+        "procedural/hotfix.md",
+        "# Hotfix\n\nCut hotfix branches from the release tag, never from main.\n",
+    )
     hits = service.recall(store, "where do hotfix branches start", k=1)
     assert hits[0].id == "hotfix"
     assert hits[0].type == "procedural"
@@ -66,12 +76,18 @@ def test_filters_by_type_and_tag(store):
 def test_modes_return_their_own_side(store):
     ids = seed(store)
     assert service.recall(store, "MongoDB", k=1, mode="bm25")[0].id == ids["db"]
-    assert service.recall(store, "document database versus relational", k=1, mode="vector")[0].id == ids["db"]
+    assert (
+        service.recall(store, "document database versus relational", k=1, mode="vector")[0].id
+        == ids["db"]
+    )
 
 
 def test_identifier_patterns():
     from memctl.core.ranking import query_identifiers
 
     assert query_identifiers("why TW-E4012 and OPS-1182?") == ["tw-e4012", "ops-1182"]
-    assert query_identifiers("call reconcile_manifest() or getUserById") == ["reconcile_manifest", "getuserbyid"]
+    assert query_identifiers("call reconcile_manifest() or getUserById") == [
+        "reconcile_manifest",
+        "getuserbyid",
+    ]
     assert query_identifiers("how do we deploy to the well-known x-ray 5 cluster") == []

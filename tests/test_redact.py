@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from memctl.core.errors import UsageError
 from memctl.core.redact import KINDS, redact
-from memctl.errors import UsageError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "redaction"
 POSITIVES = [

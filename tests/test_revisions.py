@@ -21,15 +21,26 @@ NOW = "2025-06-02T10:00:00Z"
 
 
 def memory(body: str, type_: str = "preference", confidence: float = 0.8, **extra) -> Memory:
-    return Memory(id="m" + str(abs(hash(body)) % 10**6), title=body.split("\n")[0], type=type_,
-                  confidence=confidence, body=body, extra=dict(extra))
+    return Memory(
+        id="m" + str(abs(hash(body)) % 10**6),
+        title=body.split("\n")[0],
+        type=type_,
+        confidence=confidence,
+        body=body,
+        extra=dict(extra),
+    )
 
 
 def test_history_round_trips_and_multiline_entries_stay_whole():
-    body = join_history("Use spaces.", ["2025-01-01T00:00:00Z replaced (confidence 0.80): Use tabs.\nIn Makefiles too."])
+    body = join_history(
+        "Use spaces.",
+        ["2025-01-01T00:00:00Z replaced (confidence 0.80): Use tabs.\nIn Makefiles too."],
+    )
     current, entries = split_history(body)
     assert current == "Use spaces."
-    assert entries == ["2025-01-01T00:00:00Z replaced (confidence 0.80): Use tabs.\nIn Makefiles too."]
+    assert entries == [
+        "2025-01-01T00:00:00Z replaced (confidence 0.80): Use tabs.\nIn Makefiles too."
+    ]
 
 
 def test_a_persons_own_history_prose_is_not_taken_for_the_section():
@@ -48,16 +59,23 @@ def test_history_is_left_out_of_the_embedded_text():
 
 
 def test_third_person_memories_are_read_back_as_the_users_words():
-    assert first_person("The user prefers tabs for indentation.") == "I prefer tabs for indentation."
+    assert (
+        first_person("The user prefers tabs for indentation.") == "I prefer tabs for indentation."
+    )
     assert first_person("The user's timezone is UTC+2.") == "my timezone is UTC+2."
     assert first_person("The user always uses vim.") == "I always use vim."
     assert first_person("用户喜欢深色主题。") == "我喜欢深色主题。"
 
 
 def test_the_same_subject_is_found_however_the_statement_is_worded():
-    assert derive_subject("I prefer tabs", "preference") == derive_subject(
-        "The user prefers spaces for indentation.", "preference") == "preference:indentation"
-    assert derive_subject("The user's name is Ana.", "profile") == derive_subject("My name is Bo", "profile")
+    assert (
+        derive_subject("I prefer tabs", "preference")
+        == derive_subject("The user prefers spaces for indentation.", "preference")
+        == "preference:indentation"
+    )
+    assert derive_subject("The user's name is Ana.", "profile") == derive_subject(
+        "My name is Bo", "profile"
+    )
     assert derive_subject("The staging DB is on port 5433.", "semantic") == "fact:staging-db"
     assert derive_subject("We met on Tuesday and it went fine", "episodic") is None
 
@@ -66,7 +84,9 @@ def test_value_conflicts_catch_what_cosine_misses():
     assert values_conflict("The user's timezone is UTC+1.", "The user's timezone is UTC+2.")
     assert values_conflict("The user prefers pnpm over npm.", "The user prefers npm over pnpm.")
     assert values_conflict("Run `make release` to deploy.", "Run `make ship` to deploy.")
-    assert values_conflict("The user likes long commit messages.", "The user doesn't like long commit messages.")
+    assert values_conflict(
+        "The user likes long commit messages.", "The user doesn't like long commit messages."
+    )
     assert not values_conflict("We deploy with make release", "we deploy with `make release`.")
 
 
@@ -74,7 +94,10 @@ def test_decide_merges_near_duplicates_and_updates_changed_values():
     limits = Thresholds()
     tabs = memory("The user prefers tabs for indentation.", subject="preference:indentation")
     again = memory("The user prefers tabs for indentation!")
-    assert decide(again, "preference:indentation", [Neighbor(tabs, "a.md", 0.99)], limits).op == "merge"
+    assert (
+        decide(again, "preference:indentation", [Neighbor(tabs, "a.md", 0.99)], limits).op
+        == "merge"
+    )
 
     spaces = memory("The user prefers spaces for indentation.")
     decision = decide(spaces, "preference:indentation", [Neighbor(tabs, "a.md", 0.75)], limits)
@@ -91,7 +114,9 @@ def test_decide_merges_near_duplicates_and_updates_changed_values():
 
     # The same subject and the same words (a paraphrase below the dedup threshold) is no change.
     short = memory("The user prefers tabs.")
-    assert decide(short, "preference:indentation", [Neighbor(tabs, "a.md", 0.8)], limits).op == "merge"
+    assert (
+        decide(short, "preference:indentation", [Neighbor(tabs, "a.md", 0.8)], limits).op == "merge"
+    )
 
     other = memory("The user prefers dark mode.")
     assert decide(other, "preference:theme", [Neighbor(tabs, "a.md", 0.5)], limits).op == "add"
@@ -121,7 +146,9 @@ def test_a_lower_confidence_value_is_recorded_not_adopted():
 
 def test_replaced_values_survive_a_file_round_trip():
     stored = memory("The user prefers tabs for indentation.", mentions=3)
-    updated, _ = revised(stored, memory("The user prefers spaces for indentation.", confidence=0.85), NOW)
+    updated, _ = revised(
+        stored, memory("The user prefers spaces for indentation.", confidence=0.85), NOW
+    )
     updated, _ = revised(updated, memory("The user prefers tabs again.", confidence=0.9), NOW)
     parsed = parse_memory("f.md", render_memory(updated), "x", "preference")
     current, entries = split_history(parsed.body)

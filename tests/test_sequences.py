@@ -5,18 +5,23 @@ from __future__ import annotations
 from memctl import service
 from memctl.core.sequences import MAX_CONTEXT_CHARS, contextual_text, ordered_members, predecessors
 from memctl.core.sync import embed_hash
-from memctl.service.indexing import MODEL_ID, Manifest, index_text, open_index
+from memctl.service.retrieval.indexing import MODEL_ID, Manifest, index_text, open_index
 from memctl.store.files import read_memory
 
 
 def test_members_are_ordered_by_their_key_and_only_within_their_sequence():
-    ordered = ordered_members([("s1", "2", "b"), ("s1", "1", "a"), ("s2", "1", "x"), ("", "0", "loose")])
+    ordered = ordered_members(
+        [("s1", "2", "b"), ("s1", "1", "a"), ("s2", "1", "x"), ("", "0", "loose")]
+    )
     assert ordered == {"s1": ["a", "b"], "s2": ["x"]}
     assert predecessors(ordered) == {"a": None, "b": "a", "x": None}
 
 
 def test_context_is_the_end_of_the_previous_text_and_only_for_short_memories():
-    assert contextual_text("Yes, with the kids.", "Did you go camping?") == "Did you go camping?\nYes, with the kids."
+    assert (
+        contextual_text("Yes, with the kids.", "Did you go camping?")
+        == "Did you go camping?\nYes, with the kids."
+    )
     assert contextual_text("Yes.", None) == "Yes."
     long_previous = "intro " * 200 + "so where did you go camping?"
     text = contextual_text("At the lake.", long_previous)
@@ -29,8 +34,15 @@ def test_context_is_the_end_of_the_previous_text_and_only_for_short_memories():
 def _turns(store, texts, session="chat-1"):
     paths = []
     for n, text in enumerate(texts):
-        added = service.add_memory(store, text, type="episodic", extra={"session_id": session},
-                                   created=f"2026-01-01T10:00:0{n}Z", sync=False, dedup=False)
+        added = service.add_memory(
+            store,
+            text,
+            type="episodic",
+            extra={"session_id": session},
+            created=f"2026-01-01T10:00:0{n}Z",
+            sync=False,
+            dedup=False,
+        )
         paths.append(added.path)
     return paths
 
@@ -41,7 +53,9 @@ def _embedded_hash(store, path) -> str:
 
 
 def test_a_turn_is_embedded_with_the_one_before_it_and_searched_by_its_own_words(store):
-    first, second = _turns(store, ["Ana: did you go camping at the lake?", "Ben: yes, with the kids"])
+    first, second = _turns(
+        store, ["Ana: did you go camping at the lake?", "Ben: yes, with the kids"]
+    )
     service.sync_index(store)
     question = read_memory(store.root, first)
     answer = read_memory(store.root, second)
@@ -56,29 +70,42 @@ def test_a_turn_is_embedded_with_the_one_before_it_and_searched_by_its_own_words
 
 
 def test_editing_a_turn_re_embeds_the_next_one_and_no_other(store):
-    paths = _turns(store, ["Ana: did you go camping?", "Ben: yes, at the lake", "Ana: lovely, who went with you?", "Ben: my sister and the kids"])
+    paths = _turns(
+        store,
+        [
+            "Ana: did you go camping?",
+            "Ben: yes, at the lake",
+            "Ana: lovely, who went with you?",
+            "Ben: my sister and the kids",
+        ],
+    )
     service.sync_index(store)
     before = [_embedded_hash(store, p) for p in paths]
     paths[0].write_text(paths[0].read_text().replace("camping?", "fishing?"))
     report = service.sync_index(store)
     assert (report.updated, report.embedded) == (1, 2)
     after = [_embedded_hash(store, p) for p in paths]
-    assert [a != b for a, b in zip(after, before)] == [True, True, False, False]
+    assert [a != b for a, b in zip(after, before, strict=False)] == [True, True, False, False]
 
 
 def test_deleting_a_turn_gives_the_next_one_a_new_context(store):
-    paths = _turns(store, ["Ana: did you go camping?", "Ben: yes, at the lake", "Ana: who went with you?"])
+    paths = _turns(
+        store, ["Ana: did you go camping?", "Ben: yes, at the lake", "Ana: who went with you?"]
+    )
     service.sync_index(store)
     paths[1].unlink()
     report = service.sync_index(store)
     assert (report.removed, report.embedded) == (1, 1)
     first, third = (read_memory(store.root, p) for p in (paths[0], paths[2]))
     assert _embedded_hash(store, paths[2]) == embed_hash(
-        MODEL_ID, contextual_text(index_text(third), first.body.strip()))
+        MODEL_ID, contextual_text(index_text(third), first.body.strip())
+    )
 
 
 def test_the_index_rebuilt_from_scratch_holds_the_same_vectors(store):
-    paths = _turns(store, ["Ana: did you go camping?", "Ben: yes, at the lake", "Ana: who went with you?"])
+    paths = _turns(
+        store, ["Ana: did you go camping?", "Ben: yes, at the lake", "Ana: who went with you?"]
+    )
     service.sync_index(store)
     before = [_embedded_hash(store, p) for p in paths]
     assert service.sync_index(store, rebuild=True).embedded == 3
@@ -89,5 +116,9 @@ def test_memories_outside_a_session_are_embedded_alone(store):
     a = service.add_memory(store, "Deploys go through make release", sync=False, dedup=False)
     b = service.add_memory(store, "Alice owns billing", sync=False, dedup=False)
     service.sync_index(store)
-    assert _embedded_hash(store, b.path) == embed_hash(MODEL_ID, index_text(read_memory(store.root, b.path)))
-    assert _embedded_hash(store, a.path) == embed_hash(MODEL_ID, index_text(read_memory(store.root, a.path)))
+    assert _embedded_hash(store, b.path) == embed_hash(
+        MODEL_ID, index_text(read_memory(store.root, b.path))
+    )
+    assert _embedded_hash(store, a.path) == embed_hash(
+        MODEL_ID, index_text(read_memory(store.root, a.path))
+    )

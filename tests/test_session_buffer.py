@@ -9,9 +9,9 @@ import pytest
 
 from memctl.config import open_store
 from memctl.core.buffer import BufferLimits, exchanges, plan_trim
-from memctl.errors import InvalidMemoryFile, UsageError
-from memctl.service.lookup import get_memory
-from memctl.service.session import add_turn, end_session, get_session, list_sessions
+from memctl.core.errors import InvalidMemoryFile, UsageError
+from memctl.service.lifecycle.session import add_turn, end_session, get_session, list_sessions
+from memctl.service.memories.lookup import get_memory
 from memctl.store.sessions import turns_path
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sessions" / "checkout_incident.jsonl"

@@ -41,8 +41,14 @@ def files_holding(folder: Path, *secrets: str) -> list[str]:
 
 
 def test_session_turns_are_redacted_before_the_buffer_is_written(project):
-    added = invoke("session", "add", "-S", "s1", "--json",
-                   f"Deploy with token {GITHUB_TOKEN} and mail {EMAIL} when done")
+    added = invoke(
+        "session",
+        "add",
+        "-S",
+        "s1",
+        "--json",
+        f"Deploy with token {GITHUB_TOKEN} and mail {EMAIL} when done",
+    )
     assert json.loads(added.stdout)["redacted"] == {"email": 1, "github_token": 1}
     invoke("session", "add", "-S", "s1", "-r", "assistant", f"Stored {AWS_KEY} in the vault.")
 
@@ -59,11 +65,25 @@ def test_session_turns_are_redacted_before_the_buffer_is_written(project):
 
 
 def test_task_state_is_redacted_before_it_is_written(project):
-    invoke("task", "start", f"Rotate {AWS_KEY} for {EMAIL}",
-           "--plan", f"revoke {GITHUB_TOKEN}", "--plan", "issue a new key")
+    invoke(
+        "task",
+        "start",
+        f"Rotate {AWS_KEY} for {EMAIL}",
+        "--plan",
+        f"revoke {GITHUB_TOKEN}",
+        "--plan",
+        "issue a new key",
+    )
     # The same text names the same step, even though the stored one is redacted.
-    invoke("task", "step", f"revoke {GITHUB_TOKEN}", "--status", "done",
-           "--result", f"revoked; confirmation sent to {EMAIL}")
+    invoke(
+        "task",
+        "step",
+        f"revoke {GITHUB_TOKEN}",
+        "--status",
+        "done",
+        "--result",
+        f"revoked; confirmation sent to {EMAIL}",
+    )
     invoke("task", "note", "old-key", f"was {AWS_KEY}")
     state = project / ".memory" / ".state"
     assert any(state.rglob("*.json")), "the task was not written"

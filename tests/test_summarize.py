@@ -3,6 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memctl.agents.transcripts import read_conversation_file
 from memctl.core.summarize import (
     find_decisions,
     find_outcomes,
@@ -10,7 +11,6 @@ from memctl.core.summarize import (
     split_sentences,
     summarize,
 )
-from memctl.integrations.transcripts import read_conversation_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
 
@@ -20,6 +20,7 @@ def conversation_text(name: str) -> str:
 
 
 # --- sentences ----------------------------------------------------------------------------
+
 
 def test_split_sentences_english():
     text = (
@@ -37,7 +38,11 @@ def test_split_sentences_english():
 
 def test_split_sentences_chinese_and_mixed():
     assert split_sentences("首屏要6秒左右。我们决定用Vite！要改吗？好的!下一步") == [
-        "首屏要6秒左右。", "我们决定用Vite！", "要改吗？", "好的!", "下一步",
+        "首屏要6秒左右。",
+        "我们决定用Vite！",
+        "要改吗？",
+        "好的!",
+        "下一步",
     ]
 
 
@@ -47,12 +52,16 @@ def test_split_sentences_lists_and_wrapped_lines():
         "This line is wrapped\nacross two lines. Done."
     )
     assert split_sentences(text) == [
-        "Plan:", "migrate the schema", "switch traffic",
-        "This line is wrapped across two lines.", "Done.",
+        "Plan:",
+        "migrate the schema",
+        "switch traffic",
+        "This line is wrapped across two lines.",
+        "Done.",
     ]
 
 
 # --- summaries ----------------------------------------------------------------------------
+
 
 def test_summary_keeps_names_numbers_and_decisions():
     text = conversation_text("migration_planning.txt")
@@ -138,6 +147,7 @@ def test_embed_must_return_one_vector_per_sentence():
 
 
 # --- topics, decisions, outcomes ----------------------------------------------------------
+
 
 def test_key_topics():
     topics = key_topics(conversation_text("migration_planning.txt"), n=5)

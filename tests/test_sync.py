@@ -105,7 +105,7 @@ def test_duplicate_ids_are_reported_not_indexed_twice(store, write_file):
 
 def test_a_new_index_recipe_rewrites_rows_and_embeds_only_changed_texts(store, monkeypatch):
     """Upgrading memctl can change what text represents a memory; no file's mtime says so."""
-    from memctl.service import indexing
+    from memctl.service.retrieval import indexing
 
     for text in ("Deploys go through make release", "Alice owns the billing service"):
         service.add_memory(store, text, sync=False, dedup=False)
@@ -120,8 +120,12 @@ def test_a_new_index_recipe_rewrites_rows_and_embeds_only_changed_texts(store, m
     monkeypatch.setattr(indexing, "INDEX_RECIPE", indexing.INDEX_RECIPE + 1)
     report = service.sync_index(store)
     assert (report.updated, report.embedded, report.rebuilt) == (2, 1, False)
-    texts = {row["text"] for row in indexing.open_index(store).rows_for_ids(
-        [e.id for e in indexing.Manifest.load(store.index_dir).files.values()])}
+    texts = {
+        row["text"]
+        for row in indexing.open_index(store).rows_for_ids(
+            [e.id for e in indexing.Manifest.load(store.index_dir).files.values()]
+        )
+    }
     assert any(t.endswith("owner: alice") for t in texts)
     again = service.sync_index(store)
     assert (again.updated, again.embedded) == (0, 0)

@@ -9,11 +9,17 @@ import pytest
 
 from memctl import service
 from memctl.config import open_store
-from memctl.errors import MemctlError, UsageError
-from memctl.service.compaction import compact
-from memctl.service.lookup import get_memory, list_memories
-from memctl.service.session import add_turn, end_session
-from memctl.service.task import begin_task, current_task, finish_task, note_task, step_task
+from memctl.core.errors import MemctlError, UsageError
+from memctl.service.lifecycle.compaction import compact
+from memctl.service.lifecycle.session import add_turn, end_session
+from memctl.service.lifecycle.task import (
+    begin_task,
+    current_task,
+    finish_task,
+    note_task,
+    step_task,
+)
+from memctl.service.memories.lookup import get_memory, list_memories
 
 T0 = 1_750_000_000.0
 

@@ -3,13 +3,13 @@ from pathlib import Path
 
 import pytest
 
-from memctl.core.conversation import Turn
-from memctl.errors import InvalidMemoryFile
-from memctl.integrations.transcripts import (
+from memctl.agents.transcripts import (
     detect_format,
     read_conversation,
     read_conversation_file,
 )
+from memctl.core.conversation import Turn
+from memctl.core.errors import InvalidMemoryFile
 
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
 
@@ -19,7 +19,14 @@ def test_claude_code_transcript_keeps_only_the_visible_conversation():
     text = "\n".join(t.content for t in turns)
 
     assert [t.role for t in turns] == [
-        "user", "assistant", "assistant", "assistant", "user", "assistant", "user", "assistant",
+        "user",
+        "assistant",
+        "assistant",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
     ]
     assert turns[0].content.startswith("Hi! My name is Ana")
     assert turns[0].timestamp == "2025-06-02T09:14:41.502Z"
@@ -59,9 +66,16 @@ def test_claude_code_blocks_of_one_message_become_one_turn():
 
 
 def test_slash_command_arguments_are_what_the_user_typed():
-    line = {"type": "user", "message": {"role": "user", "content": (
-        "<command-name>/review</command-name>\n<command-message>review</command-message>\n"
-        "<command-args>I prefer small pull requests</command-args>")}}
+    line = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": (
+                "<command-name>/review</command-name>\n<command-message>review</command-message>\n"
+                "<command-args>I prefer small pull requests</command-args>"
+            ),
+        },
+    }
     turns = read_conversation(json.dumps(line))
     assert turns == [Turn("user", "/review I prefer small pull requests")]
 
@@ -70,8 +84,9 @@ def test_role_content_jsonl_with_parts_tools_and_blank_lines():
     turns = read_conversation_file(FIXTURES / "messages.jsonl")
 
     assert turns[0] == Turn("system", "You are a coding assistant for the Orbit mobile app team.")
-    assert turns[1] == Turn("user", "I'm a mobile developer and I work at Orbit Labs.",
-                            "2025-05-20T14:02:11Z")
+    assert turns[1] == Turn(
+        "user", "I'm a mobile developer and I work at Orbit Labs.", "2025-05-20T14:02:11Z"
+    )
     # Text parts are joined; the image part is not text.
     assert turns[3].content == (
         "We are adding offline sync to the notes screen.\n\n"
@@ -80,15 +95,24 @@ def test_role_content_jsonl_with_parts_tools_and_blank_lines():
     assert "base64" not in "".join(t.content for t in turns)
     # The assistant message with only tool calls has no text; the tool reply is kept as a tool turn.
     assert [t.role for t in turns] == [
-        "system", "user", "assistant", "user", "tool", "assistant", "user", "assistant",
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
     ]
 
 
 def test_json_array_of_messages():
-    text = json.dumps([
-        {"role": "human", "content": "Hello"},
-        {"role": "ai", "content": "Hi there"},
-    ])
+    text = json.dumps(
+        [
+            {"role": "human", "content": "Hello"},
+            {"role": "ai", "content": "Hi there"},
+        ]
+    )
     assert read_conversation(text) == [Turn("user", "Hello"), Turn("assistant", "Hi there")]
 
 
@@ -145,7 +169,7 @@ def test_malformed_jsonl_line_names_file_and_line(tmp_path):
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        ('[1, 2]', "JSON object"),
+        ("[1, 2]", "JSON object"),
         ('{"text": "hello"}', "'role' and 'content'"),
         ('{"role": "user"}', "no 'content'"),
         ('{"role": "user", "content": 42}', "string or a list"),

@@ -17,18 +17,21 @@ from memctl.integrations.watcher import Debounce, is_relevant_path, watch_store
 ROOT = Path("/p/.memory")
 
 
-@pytest.mark.parametrize("relpath, directory, relevant", [
-    ("semantic/db-port.md", False, True),
-    ("notes.md", False, True),
-    ("semantic", True, True),
-    (".index/manifest.json", False, False),
-    (".state/hooks.log", False, False),
-    ("semantic/.db-port.md.x1y2.tmp", False, False),
-    ("semantic/db-port.md.swp", False, False),
-    ("semantic/db-port.md~", False, False),
-    ("config.yaml", False, False),
-    (".git/index", False, False),
-])
+@pytest.mark.parametrize(
+    "relpath, directory, relevant",
+    [
+        ("semantic/db-port.md", False, True),
+        ("notes.md", False, True),
+        ("semantic", True, True),
+        (".index/manifest.json", False, False),
+        (".state/hooks.log", False, False),
+        ("semantic/.db-port.md.x1y2.tmp", False, False),
+        ("semantic/db-port.md.swp", False, False),
+        ("semantic/db-port.md~", False, False),
+        ("config.yaml", False, False),
+        (".git/index", False, False),
+    ],
+)
 def test_only_memory_files_and_folders_wake_the_watcher(relpath, directory, relevant):
     assert is_relevant_path(ROOT, ROOT / relpath, directory) is relevant
 
@@ -75,8 +78,12 @@ def watching(store):
         service.sync_index(store)
         batches.append(events)
 
-    thread = threading.Thread(target=watch_store, args=(store.root, sync, stop),
-                              kwargs={"quiet_s": 0.3, "on_ready": ready.set}, daemon=True)
+    thread = threading.Thread(
+        target=watch_store,
+        args=(store.root, sync, stop),
+        kwargs={"quiet_s": 0.3, "on_ready": ready.set},
+        daemon=True,
+    )
     thread.start()
     assert ready.wait(10)
     yield batches
@@ -87,9 +94,13 @@ def watching(store):
 
 def test_an_edit_by_hand_reaches_recall(store, write_file, watching):
     write_file("semantic/port.md", "---\nid: port\n---\n\nPostgres listens on port 5433.\n")
-    assert wait_for(lambda: any(h.id == "port" for h in service.recall(store, "database port", sync=False)))
+    assert wait_for(
+        lambda: any(h.id == "port" for h in service.recall(store, "database port", sync=False))
+    )
     write_file("semantic/port.md", "---\nid: port\n---\n\nRedis listens on port 6380.\n")
-    assert wait_for(lambda: "Redis" in service.recall(store, "which port is redis on", k=1, sync=False)[0].body)
+    assert wait_for(
+        lambda: "Redis" in service.recall(store, "which port is redis on", k=1, sync=False)[0].body
+    )
     (store.root / "semantic" / "port.md").unlink()
     assert wait_for(lambda: service.recall(store, "which port is redis on", sync=False) == [])
 
@@ -98,18 +109,26 @@ def test_many_files_at_once_give_few_syncs(store, watching):
     folder = store.root / "semantic"
     folder.mkdir()
     for i in range(120):
-        (folder / f"fact-{i}.md").write_text(f"Fact number {i} about service {i}.\n", encoding="utf-8")
+        (folder / f"fact-{i}.md").write_text(
+            f"Fact number {i} about service {i}.\n", encoding="utf-8"
+        )
     assert wait_for(lambda: sum(watching) >= 120)
     assert len(watching) <= 3  # a checkout-sized burst is one sync, not one per file
     assert len(service.list_memories(store).memories) == 120
 
 
 def test_the_watch_command_stops_cleanly_on_ctrl_c(store):
-    process = subprocess.Popen([sys.executable, "-m", "memctl", "--store", str(store.root), "watch"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memctl", "--store", str(store.root), "watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = []
-        assert wait_for(lambda: "Watching" in (lines.append(process.stderr.readline()) or "".join(lines)))
+        assert wait_for(
+            lambda: "Watching" in (lines.append(process.stderr.readline()) or "".join(lines))
+        )
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=30)
     finally:

@@ -9,9 +9,9 @@ from typer.testing import CliRunner
 from memctl import service
 from memctl.cli.app import app
 from memctl.config import open_store
-from memctl.errors import InvalidMemoryFile, LowValueContent
-from memctl.service.indexing import open_index
-from memctl.service.redaction import redact_for_store
+from memctl.core.errors import InvalidMemoryFile, LowValueContent
+from memctl.service.memories.redaction import redact_for_store
+from memctl.service.retrieval.indexing import open_index
 
 runner = CliRunner()
 
@@ -26,7 +26,9 @@ SECRETS = (EMAIL, AWS_KEY, DB_PASSWORD)
 
 
 def memory_bytes(store) -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(store.root.rglob("*.md")) if p.name != "README.md")
+    return b"".join(
+        p.read_bytes() for p in sorted(store.root.rglob("*.md")) if p.name != "README.md"
+    )
 
 
 def index_text(store) -> str:
@@ -58,8 +60,9 @@ def cli(*args: str):
 
 
 def test_add_redacts_body_title_and_tags_before_disk_and_index(store):
-    result = service.add_memory(store, SECRET_TEXT, title=f"Alerts for {EMAIL}",
-                                tags=["staging", EMAIL])
+    result = service.add_memory(
+        store, SECRET_TEXT, title=f"Alerts for {EMAIL}", tags=["staging", EMAIL]
+    )
     on_disk = result.path.read_bytes()
     indexed = index_text(store)
     for secret in SECRETS:
@@ -72,8 +75,11 @@ def test_add_redacts_body_title_and_tags_before_disk_and_index(store):
 
 
 def test_text_in_extra_fields_is_redacted_too(store):
-    result = service.add_memory(store, "Session about the staging deploy alerts",
-                                extra={"decisions": [f"page {EMAIL} on failures"]})
+    result = service.add_memory(
+        store,
+        "Session about the staging deploy alerts",
+        extra={"decisions": [f"page {EMAIL} on failures"]},
+    )
     assert EMAIL.encode() not in result.path.read_bytes()
     assert result.redacted == {"email": 1}
 
@@ -83,7 +89,11 @@ def test_cli_add_reports_kinds_and_counts_never_values(project):
     assert plain.exit_code == 0, plain.output
     assert "email x1, aws_key x1, secret_assignment x1" in plain.stdout
     as_json = cli("add", SECRET_TEXT + " Second copy.", "--json")
-    assert json.loads(as_json.stdout)["redacted"] == {"email": 1, "aws_key": 1, "secret_assignment": 1}
+    assert json.loads(as_json.stdout)["redacted"] == {
+        "email": 1,
+        "aws_key": 1,
+        "secret_assignment": 1,
+    }
     for output in (plain.output, as_json.output):
         assert not any(secret in output for secret in SECRETS)
     assert not any(secret.encode() in memory_bytes(project) for secret in SECRETS)
@@ -122,7 +132,9 @@ def test_redaction_can_be_turned_off_in_config(store):
 
 
 def test_broken_pattern_names_config_file_and_line_and_writes_nothing(store):
-    store = write_config(store, "recall:\n  k: 5\nredaction:\n  patterns:\n    ticket: '(unclosed'\n")
+    store = write_config(
+        store, "recall:\n  k: 5\nredaction:\n  patterns:\n    ticket: '(unclosed'\n"
+    )
     with pytest.raises(InvalidMemoryFile) as caught:
         service.add_memory(store, "Tickets are filed in the tracker by the on-call person")
     assert caught.value.path.endswith("config.yaml") and caught.value.line == 5
@@ -175,6 +187,8 @@ def test_a_refused_add_leaves_other_memories_untouched(store):
     with pytest.raises(LowValueContent):
         service.add_memory(store, "ok")
     assert memory_bytes(store) == before_files
-    assert open_index(store).dataset().to_table(columns=["id", "embed_hash"]).to_pylist() == before_rows
+    assert (
+        open_index(store).dataset().to_table(columns=["id", "embed_hash"]).to_pylist()
+        == before_rows
+    )
     assert [hit.id for hit in service.recall(store, "release train", k=3)] == [kept.memory.id]
-

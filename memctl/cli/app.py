@@ -68,7 +68,11 @@ def build_app(modules: list[str] | None = None) -> typer.Typer:
 def main_options(
     ctx: typer.Context,
     store: str = typer.Option(
-        None, "--store", "-s", envvar="MEMCTL_STORE", help="The .memory folder to use (default: nearest upward)."
+        None,
+        "--store",
+        "-s",
+        envvar="MEMCTL_STORE",
+        help="The .memory folder to use (default: nearest upward).",
     ),
 ) -> None:
     ctx.obj = GlobalOptions(store=store)

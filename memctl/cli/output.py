@@ -11,19 +11,23 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from memctl.errors import MemctlError
+from memctl.core.errors import MemctlError
 
 stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n")
+    sys.stdout.write(
+        json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n"
+    )
 
 
 def warn_problems(problems: list[dict]) -> None:
     for problem in problems:
-        stderr.print(f"[yellow]{problem['path']}:{problem['line']}: {problem['problem']}[/]", markup=True)
+        stderr.print(
+            f"[yellow]{problem['path']}:{problem['line']}: {problem['problem']}[/]", markup=True
+        )
 
 
 def fail(error: MemctlError, as_json: bool) -> typer.Exit:

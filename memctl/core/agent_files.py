@@ -13,13 +13,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memctl.core.errors import InvalidMemoryFile
 from memctl.core.memory import Memory
-from memctl.errors import InvalidMemoryFile
 
 BEGIN_MARKER = "<!-- memctl:begin -->"
 END_MARKER = "<!-- memctl:end -->"
-GENERATED_NOTE = ("<!-- Written by `memctl export --format {fmt}`; re-running it replaces "
-                  "{what}. Edit the memories instead: memctl list, memctl edit ID. -->")
+GENERATED_NOTE = (
+    "<!-- Written by `memctl export --format {fmt}`; re-running it replaces "
+    "{what}. Edit the memories instead: memctl list, memctl edit ID. -->"
+)
 _BEGIN = re.compile(r"^\s*<!--\s*memctl:begin\b.*-->\s*$")
 _END = re.compile(r"^\s*<!--\s*memctl:end\b.*-->\s*$")
 
@@ -40,8 +42,14 @@ _BULLET = re.compile(r"^( {0,3})(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TYPE_HINTS = (
     ("preference", re.compile(r"prefer|style|convention|taste|like|偏好|风格", re.IGNORECASE)),
-    ("procedural", re.compile(r"command|build|test|run|workflow|deploy|release|setup|install|"
-                              r"how to|procedure|steps|process|流程|步骤", re.IGNORECASE)),
+    (
+        "procedural",
+        re.compile(
+            r"command|build|test|run|workflow|deploy|release|setup|install|"
+            r"how to|procedure|steps|process|流程|步骤",
+            re.IGNORECASE,
+        ),
+    ),
     ("profile", re.compile(r"about (me|the user)|profile|who i am|user", re.IGNORECASE)),
 )
 
@@ -69,8 +77,8 @@ def memory_bullet(memory: Memory) -> str:
 
 @dataclass(frozen=True)
 class Selection:
-    by_type: dict[str, list[Memory]]   # in TYPE_HEADINGS order, each in priority order
-    omitted: int                       # memories left out by the token budget
+    by_type: dict[str, list[Memory]]  # in TYPE_HEADINGS order, each in priority order
+    omitted: int  # memories left out by the token budget
 
 
 def select_within_budget(memories: Sequence[Memory], budget: int | None, fmt: str) -> Selection:
@@ -115,8 +123,11 @@ class _Size:
 
 
 def _fixed_text(fmt: str) -> str:
-    return "" if fmt == "cursor-rules" else managed_section(Selection({}, 0), fmt).replace(
-        EMPTY_SECTION, "")
+    return (
+        ""
+        if fmt == "cursor-rules"
+        else managed_section(Selection({}, 0), fmt).replace(EMPTY_SECTION, "")
+    )
 
 
 def _type_text(fmt: str, kind: str) -> str:
@@ -149,8 +160,12 @@ def find_managed_section(text: str, source: str = "<text>") -> tuple[int, int] |
         return None
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
         line = (begins or ends)[-1] + 1
-        raise InvalidMemoryFile(source, line, f"memctl markers do not pair up ({len(begins)} "
-                                f"begin, {len(ends)} end); fix them by hand, then export again")
+        raise InvalidMemoryFile(
+            source,
+            line,
+            f"memctl markers do not pair up ({len(begins)} "
+            f"begin, {len(ends)} end); fix them by hand, then export again",
+        )
     return begins[0], ends[0]
 
 
@@ -162,7 +177,7 @@ def replace_managed_section(text: str, section: str, source: str = "<text>") -> 
         return f"{base}\n\n{section}\n" if base else f"{section}\n"
     lines = text.splitlines()
     begin, end = span
-    tail = "\n".join(lines[end + 1:])
+    tail = "\n".join(lines[end + 1 :])
     head = "\n".join(lines[:begin])
     joined = (head + "\n" if head else "") + section + ("\n" + tail if tail else "")
     return joined.rstrip("\n") + "\n"
@@ -172,8 +187,10 @@ def cursor_rule(kind: str, memories: Sequence[Memory]) -> str:
     """One `.mdc` rule file: always applied, since the memories are project-wide."""
     bullets = "\n".join(memory_bullet(m) for m in memories)
     note = GENERATED_NOTE.format(fmt="cursor-rules", what="this file")
-    return (f"---\ndescription: {TYPE_HEADINGS[kind]} (remembered by memctl for this project)\n"
-            f"globs:\nalwaysApply: true\n---\n{note}\n# {TYPE_HEADINGS[kind]}\n\n{bullets}\n")
+    return (
+        f"---\ndescription: {TYPE_HEADINGS[kind]} (remembered by memctl for this project)\n"
+        f"globs:\nalwaysApply: true\n---\n{note}\n# {TYPE_HEADINGS[kind]}\n\n{bullets}\n"
+    )
 
 
 def is_generated_rule(text: str) -> bool:
@@ -188,10 +205,10 @@ class ImportedItem:
     """One memory found in a Markdown instructions file."""
 
     text: str
-    title: str | None   # a section's heading; None lets the first line be the title
+    title: str | None  # a section's heading; None lets the first line be the title
     type: str
-    heading: str        # the nearest heading above, "" at the top
-    line: int           # 1-based line in the source file
+    heading: str  # the nearest heading above, "" at the top
+    line: int  # 1-based line in the source file
 
 
 def type_for_heading(heading: str, default: str = "semantic") -> str:
@@ -220,20 +237,26 @@ def split_mdc(text: str, source: str = "<text>") -> tuple[dict[str, str], str, i
     raise InvalidMemoryFile(source, 1, "front matter opened with '---' but never closed")
 
 
-def read_instructions(text: str, *, first_line: int = 1, skip_managed: bool = True,
-                      default_type: str = "semantic", source: str = "<text>") -> list[ImportedItem]:
+def read_instructions(
+    text: str,
+    *,
+    first_line: int = 1,
+    skip_managed: bool = True,
+    default_type: str = "semantic",
+    source: str = "<text>",
+) -> list[ImportedItem]:
     """Items of a CLAUDE.md / AGENTS.md / rule body: one per top-level bullet (with the lines
     under it), and one per section of prose between headings."""
     lines = text.splitlines()
     if skip_managed:
         span = find_managed_section(text, source)
         if span is not None:
-            lines = lines[:span[0]] + [""] * (span[1] - span[0] + 1) + lines[span[1] + 1:]
+            lines = lines[: span[0]] + [""] * (span[1] - span[0] + 1) + lines[span[1] + 1 :]
     items: list[ImportedItem] = []
     heading = ""
-    current: list[str] = []      # lines of the item being read
+    current: list[str] = []  # lines of the item being read
     start = 0
-    kind = ""                    # "bullet", "prose" or ""
+    kind = ""  # "bullet", "prose" or ""
     in_fence = False
 
     def close() -> None:
@@ -241,8 +264,15 @@ def read_instructions(text: str, *, first_line: int = 1, skip_managed: bool = Tr
         body = "\n".join(current).strip()
         if body and not _is_comment(body):
             title = heading if kind == "prose" and heading else None
-            items.append(ImportedItem(body, title, type_for_heading(heading, default_type),
-                                      heading, start + first_line))
+            items.append(
+                ImportedItem(
+                    body,
+                    title,
+                    type_for_heading(heading, default_type),
+                    heading,
+                    start + first_line,
+                )
+            )
         current, kind = [], ""
 
     for index, line in enumerate(lines):
@@ -279,10 +309,15 @@ def _merge_prose(items: list[ImportedItem]) -> list[ImportedItem]:
     merged: list[ImportedItem] = []
     for item in items:
         last = merged[-1] if merged else None
-        if (last is not None and item.title is not None and last.title == item.title
-                and last.heading == item.heading):
-            merged[-1] = ImportedItem(f"{last.text}\n\n{item.text}", last.title, last.type,
-                                      last.heading, last.line)
+        if (
+            last is not None
+            and item.title is not None
+            and last.title == item.title
+            and last.heading == item.heading
+        ):
+            merged[-1] = ImportedItem(
+                f"{last.text}\n\n{item.text}", last.title, last.type, last.heading, last.line
+            )
         else:
             merged.append(item)
     return merged

@@ -24,8 +24,9 @@ _SENTENCE_END = re.compile(r"(?:[.!?]+[\"'”’)\]]*[ \t]+|[。！？；]+[”�
 _SPACE = re.compile(r"\s+")
 
 
-def needs_chunks(body: str, max_tokens: int = CHUNK_TOKENS,
-                 count: Callable[[str], int] = estimate_tokens) -> bool:
+def needs_chunks(
+    body: str, max_tokens: int = CHUNK_TOKENS, count: Callable[[str], int] = estimate_tokens
+) -> bool:
     return count(body) > max_tokens
 
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from memctl.errors import UsageError
+from memctl.core.errors import UsageError
 
 DAY_SECONDS = 86400.0
 WEIGHT_NAMES = ("age", "importance", "hotness")
@@ -78,7 +78,9 @@ class DecaySettings:
 
         cap = section.get("max_memories", base.max_memories)
         return cls(
-            weights=_weights(section.get("weights", dict(zip(WEIGHT_NAMES, base.weights)))),
+            weights=_weights(
+                section.get("weights", dict(zip(WEIGHT_NAMES, base.weights, strict=False)))
+            ),
             horizon_days=number("horizon_days", positive=True),
             hotness_window_days=number("hotness_window_days", positive=True),
             hotness_saturation=int(number("hotness_saturation", positive=True)),
@@ -89,9 +91,15 @@ class DecaySettings:
         )
 
 
-def hotness(access_count: int, last_access: datetime | None, now: datetime,
-            window_days: float = 30.0, saturation: int = 20, recency_weight: float = 0.6,
-            created: datetime | None = None) -> float:
+def hotness(
+    access_count: int,
+    last_access: datetime | None,
+    now: datetime,
+    window_days: float = 30.0,
+    saturation: int = 20,
+    recency_weight: float = 0.6,
+    created: datetime | None = None,
+) -> float:
     """How alive a memory is, in [0, 1]: recency of the last access in the window, and frequency.
 
     Frequency saturates on a log scale (1 access ~0.23, 5 ~0.59, `saturation` or more = 1).
@@ -108,15 +116,21 @@ def hotness(access_count: int, last_access: datetime | None, now: datetime,
     return _clamp(recency_weight * recency + (1.0 - recency_weight) * frequency)
 
 
-def decay_score(age_days: float, importance: float, hotness: float,
-                weights: tuple[float, float, float] = (0.4, 0.35, 0.25),
-                horizon_days: float = 90.0) -> float:
+def decay_score(
+    age_days: float,
+    importance: float,
+    hotness: float,
+    weights: tuple[float, float, float] = (0.4, 0.35, 0.25),
+    horizon_days: float = 90.0,
+) -> float:
     """Forget score: higher means more forgettable. In [0, 1] when the weights sum to 1."""
     age_part = min(max(age_days, 0.0) / horizon_days, 1.0)
     w_age, w_importance, w_hotness = weights
-    return (w_age * age_part
-            + w_importance * (1.0 - _clamp(importance))
-            + w_hotness * (1.0 - _clamp(hotness)))
+    return (
+        w_age * age_part
+        + w_importance * (1.0 - _clamp(importance))
+        + w_hotness * (1.0 - _clamp(hotness))
+    )
 
 
 def recency_bonus(age_days: float, max_bonus: float, half_life_days: float) -> float:
@@ -141,14 +155,16 @@ def recency_settings(section: Mapping[str, Any] | None) -> tuple[float, float]:
     section = section or {}
     share = _number(section, "recency_bonus", 0.0, prefix="recall")
     if share > MAX_RECENCY_SHARE:
-        raise UsageError(f"config recall.recency_bonus must be at most {MAX_RECENCY_SHARE}, "
-                         f"got {share!r}.")
+        raise UsageError(
+            f"config recall.recency_bonus must be at most {MAX_RECENCY_SHARE}, got {share!r}."
+        )
     half_life = _number(section, "recency_half_life_days", 30.0, positive=True, prefix="recall")
     return share, half_life
 
 
-def plan_decay(items: list[DecayInput], now: datetime,
-               config: Mapping[str, Any] | DecaySettings | None = None) -> list[DecayDecision]:
+def plan_decay(
+    items: list[DecayInput], now: datetime, config: Mapping[str, Any] | DecaySettings | None = None
+) -> list[DecayDecision]:
     """Decide keep or archive for every memory. Most forgettable first; ties broken by id.
 
     Rules in order: pinned never decays; younger than min_age is untouched; past `expires`
@@ -160,8 +176,15 @@ def plan_decay(items: list[DecayInput], now: datetime,
     evictable: list[DecayDecision] = []
     for item in sorted(items, key=lambda i: i.id):
         age = _age_days(item.created, now)
-        heat = hotness(item.access_count, item.last_access, now, settings.hotness_window_days,
-                       settings.hotness_saturation, settings.hotness_recency_weight, item.created)
+        heat = hotness(
+            item.access_count,
+            item.last_access,
+            now,
+            settings.hotness_window_days,
+            settings.hotness_saturation,
+            settings.hotness_recency_weight,
+            item.created,
+        )
         score = decay_score(age, item.importance, heat, settings.weights, settings.horizon_days)
         if item.pinned:
             action, reason = KEEP, PINNED
@@ -173,9 +196,17 @@ def plan_decay(items: list[DecayInput], now: datetime,
             action, reason = ARCHIVE, SCORE
         else:
             action, reason = KEEP, BELOW_THRESHOLD
-        decision = DecayDecision(item.id, item.title, item.type, round(age, 2),
-                                 _clamp(item.importance), round(heat, 4), round(score, 4),
-                                 action, reason)
+        decision = DecayDecision(
+            item.id,
+            item.title,
+            item.type,
+            round(age, 2),
+            _clamp(item.importance),
+            round(heat, 4),
+            round(score, 4),
+            action,
+            reason,
+        )
         decisions[item.id] = decision
         if reason == BELOW_THRESHOLD:
             evictable.append(decision)
@@ -206,8 +237,13 @@ def _clamp(value: float) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-def _number(section: Mapping[str, Any], key: str, default: float, positive: bool = False,
-            prefix: str = "decay") -> float:
+def _number(
+    section: Mapping[str, Any],
+    key: str,
+    default: float,
+    positive: bool = False,
+    prefix: str = "decay",
+) -> float:
     value = section.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise UsageError(f"config {prefix}.{key} must be a number, got {value!r}.")
@@ -226,16 +262,19 @@ def _fraction(section: Mapping[str, Any], key: str, default: float) -> float:
 
 def _weights(value: Any) -> tuple[float, float, float]:
     """Weights as a mapping {age, importance, hotness} (missing ones default) or a list of three."""
-    defaults = dict(zip(WEIGHT_NAMES, DecaySettings().weights))
+    defaults = dict(zip(WEIGHT_NAMES, DecaySettings().weights, strict=False))
     if isinstance(value, (list, tuple)) and len(value) == 3:
-        value = dict(zip(WEIGHT_NAMES, value))
+        value = dict(zip(WEIGHT_NAMES, value, strict=False))
     if not isinstance(value, Mapping):
-        raise UsageError(f"config decay.weights must map {list(WEIGHT_NAMES)} to numbers, "
-                         f"got {value!r}.")
+        raise UsageError(
+            f"config decay.weights must map {list(WEIGHT_NAMES)} to numbers, got {value!r}."
+        )
     unknown = sorted(set(value) - set(WEIGHT_NAMES))
     if unknown:
-        raise UsageError(f"config decay.weights has unknown keys {unknown}; "
-                         f"use {list(WEIGHT_NAMES)}.")
-    age, importance, heat = (_number(value, name, defaults[name], prefix="decay.weights")
-                             for name in WEIGHT_NAMES)
+        raise UsageError(
+            f"config decay.weights has unknown keys {unknown}; use {list(WEIGHT_NAMES)}."
+        )
+    age, importance, heat = (
+        _number(value, name, defaults[name], prefix="decay.weights") for name in WEIGHT_NAMES
+    )
     return age, importance, heat

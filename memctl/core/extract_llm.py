@@ -47,12 +47,18 @@ class LLMItem:
     reason: str
 
 
-def build_messages(turns: list[Turn], existing: list[tuple[str, str, str]], max_chars: int) -> list[dict]:
+def build_messages(
+    turns: list[Turn], existing: list[tuple[str, str, str]], max_chars: int
+) -> list[dict]:
     """`existing`: (id, type, text) of the stored memories nearest to the conversation."""
-    known = "\n".join(f"- {mid} [{mtype}]: {' '.join(text.split())}" for mid, mtype, text in existing)
+    known = "\n".join(
+        f"- {mid} [{mtype}]: {' '.join(text.split())}" for mid, mtype, text in existing
+    )
     conversation = conversation_text(turns, max_chars)
-    user = (f"Existing memories:\n{known or '(none)'}\n\n"
-            f"Conversation:\n{conversation}\n\nReply with the JSON object only.")
+    user = (
+        f"Existing memories:\n{known or '(none)'}\n\n"
+        f"Conversation:\n{conversation}\n\nReply with the JSON object only."
+    )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -109,7 +115,11 @@ def _item(index: int, raw: Any, is_known: Callable[[str], bool]) -> LLMItem:
     if not isinstance(text, str) or not text.strip():
         raise BadPlan(f"{where}: text must be a non-empty string")
     confidence = raw.get("confidence")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float))
+        or not 0 <= confidence <= 1
+    ):
         raise BadPlan(f"{where}: confidence must be a number from 0 to 1 (got {confidence!r})")
     target = raw.get("target_id")
     if target in ("", None):

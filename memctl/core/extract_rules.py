@@ -66,8 +66,9 @@ _CLAUSE_BREAK = re.compile(
     r"(?<=[，,；;])\s*(?=我)",
     re.IGNORECASE,
 )
-_NOT_AFTER_ALWAYS = re.compile(r"^(?:a|an|the|mind|again|ever|been|had|was|is|be|have|did)\b",
-                               re.IGNORECASE)
+_NOT_AFTER_ALWAYS = re.compile(
+    r"^(?:a|an|the|mind|again|ever|been|had|was|is|be|have|did)\b", re.IGNORECASE
+)
 _ZH_SMALL_TALK = re.compile(r"^(?:担心|客气|着急|紧张|介意|谢|麻烦)")
 IMPERATIVE_VERBS = (
     "run|use|execute|call|type|invoke|install|set|add|edit|open|push|pull|merge|deploy|restart|"
@@ -139,14 +140,18 @@ def _make(text: str, type_: str, confidence: float, kind: str, subject: str) -> 
 
 # --- wrappers: "remember that X", "from now on X", "记住X", "以后请X" -----------------------
 
+
 def _wrapper(cue: str, after: str = r"(?:\s+that|\s*[:,])") -> re.Pattern[str]:
     return re.compile(rf"^(?:please\s+)?(?:{cue}){after}\s*(.+)", re.IGNORECASE)
 
 
 # (pattern, confidence, what the inner text is when it holds no other statement)
 _WRAPPERS = (
-    (_wrapper("remember|don't forget|do not forget", r"(?:\s+that|\s*[:,]|(?=\s+to\s))"), 0.9,
-     "fact"),
+    (
+        _wrapper("remember|don't forget|do not forget", r"(?:\s+that|\s*[:,]|(?=\s+to\s))"),
+        0.9,
+        "fact",
+    ),
     (_wrapper("keep in mind|bear in mind"), 0.85, "fact"),
     (_wrapper("note|fyi|for the record"), 0.8, "fact"),
     (_wrapper("from now on|going forward|henceforth|in the future", r"\s*[,:]?"), 0.9, "rule"),
@@ -178,6 +183,7 @@ def _wrapped(text: str) -> Candidate | None:
 
 # --- profile -----------------------------------------------------------------------------
 
+
 def _en(clause: str) -> re.Pattern[str]:
     """A first-person English statement starting at a clause boundary."""
     return re.compile(_EN_CLAUSE + rf"(?P<clause>{clause})", re.IGNORECASE)
@@ -193,13 +199,23 @@ _PROFILE = (
     (_en(rf"my name is\s+{_NAME}"), 0.9, "name"),
     (_en(rf"(?:please\s+)?call me\s+{_NAME}"), 0.9, "name"),
     (_en(rf"my (?P<attr>{PROFILE_ATTRIBUTES}) is\s+(?P<obj>.+)"), 0.85, None),
-    (_en(r"I(?: currently)? (?:work|am working|'m working) (?:at|for)\s+(?P<obj>.+)"), 0.8,
-     "employer"),
+    (
+        _en(r"I(?: currently)? (?:work|am working|'m working) (?:at|for)\s+(?P<obj>.+)"),
+        0.8,
+        "employer",
+    ),
     (_en(r"I(?: currently)? (?:live in|am based in|'m based in)\s+(?P<obj>.+)"), 0.8, "location"),
     (_en(r"I(?: am|'m) from\s+(?P<obj>.+)"), 0.8, "origin"),
-    (_en(r"I(?: am|'m) an?\s+(?!(?:bit|little|lot|tad|big fan|fan|huge fan)\b)(?P<obj>.+)"), 0.75,
-     "role"),
-    (_zh(r"我(?:叫|的名字是|的名字叫)(?P<obj>(?![你他她了人车])[^，,。！？!?\s]{1,12})"), 0.9, "name"),
+    (
+        _en(r"I(?: am|'m) an?\s+(?!(?:bit|little|lot|tad|big fan|fan|huge fan)\b)(?P<obj>.+)"),
+        0.75,
+        "role",
+    ),
+    (
+        _zh(r"我(?:叫|的名字是|的名字叫)(?P<obj>(?![你他她了人车])[^，,。！？!?\s]{1,12})"),
+        0.9,
+        "name",
+    ),
     (_zh(r"我(?:现在)?在(?P<obj>[^，,。]+?)(?:工作|上班)"), 0.8, "employer"),
     (_zh(r"我(?:现在)?住在(?P<obj>[^，,。]+)"), 0.8, "location"),
     (_zh(r"我来自(?P<obj>[^，,。]+)"), 0.8, "origin"),
@@ -225,8 +241,13 @@ def _favorite(text: str) -> Candidate | None:
     match = _FAVORITE.search(text)
     if not match:
         return None
-    return _make(standalone(match.group("clause")), "preference", 0.85, "preference",
-                 normalize(match.group("attr")))
+    return _make(
+        standalone(match.group("clause")),
+        "preference",
+        0.85,
+        "preference",
+        normalize(match.group("attr")),
+    )
 
 
 # --- preferences --------------------------------------------------------------------------
@@ -245,31 +266,71 @@ _ZH_PREFERENCE = _zh(
 )
 _ZH_HABIT = _zh(r"我(?P<verb>总是|一直|从不|从来不)(?P<obj>.+)")
 _PREFERENCE_CONFIDENCE = {
-    "prefer": 0.85, "would prefer": 0.8, "'d prefer": 0.8, "like": 0.7, "love": 0.75,
-    "enjoy": 0.7, "hate": 0.8, "dislike": 0.75, "can't stand": 0.8, "cannot stand": 0.8,
-    "don't like": 0.75, "do not like": 0.75, "don't want": 0.75, "do not want": 0.75,
-    "更喜欢": 0.85, "更偏好": 0.85, "偏好": 0.85, "倾向于": 0.8, "比较喜欢": 0.75, "喜欢": 0.7,
-    "爱用": 0.75, "爱": 0.7, "不喜欢": 0.75, "讨厌": 0.8, "受不了": 0.8, "不想要": 0.75,
-    "always": 0.85, "never": 0.85, "总是": 0.85, "一直": 0.8, "从不": 0.85, "从来不": 0.85,
+    "prefer": 0.85,
+    "would prefer": 0.8,
+    "'d prefer": 0.8,
+    "like": 0.7,
+    "love": 0.75,
+    "enjoy": 0.7,
+    "hate": 0.8,
+    "dislike": 0.75,
+    "can't stand": 0.8,
+    "cannot stand": 0.8,
+    "don't like": 0.75,
+    "do not like": 0.75,
+    "don't want": 0.75,
+    "do not want": 0.75,
+    "更喜欢": 0.85,
+    "更偏好": 0.85,
+    "偏好": 0.85,
+    "倾向于": 0.8,
+    "比较喜欢": 0.75,
+    "喜欢": 0.7,
+    "爱用": 0.75,
+    "爱": 0.7,
+    "不喜欢": 0.75,
+    "讨厌": 0.8,
+    "受不了": 0.8,
+    "不想要": 0.75,
+    "always": 0.85,
+    "never": 0.85,
+    "总是": 0.85,
+    "一直": 0.8,
+    "从不": 0.85,
+    "从来不": 0.85,
 }
 
 
 def _preference(text: str) -> Candidate | None:
     fan = _EN_FAN.search(text)
     if fan and not _VAGUE_OBJECT.match(fan.group("obj")):
-        return _make(standalone(fan.group("clause")), "preference", 0.7, "preference",
-                     object_subject(fan.group("obj")))
+        return _make(
+            standalone(fan.group("clause")),
+            "preference",
+            0.7,
+            "preference",
+            object_subject(fan.group("obj")),
+        )
     for pattern in (_EN_PREFERENCE, _EN_HABIT, _ZH_PREFERENCE, _ZH_HABIT):
         match = pattern.search(text)
         if not match:
             continue
         obj = match.group("obj").strip()
-        if _VAGUE_OBJECT.match(obj) or _too_thin(obj) or re.match(r"^you\b|^你", obj, re.IGNORECASE):
+        if (
+            _VAGUE_OBJECT.match(obj)
+            or _too_thin(obj)
+            or re.match(r"^you\b|^你", obj, re.IGNORECASE)
+        ):
             return None
         verb = match.group("verb").lower()
         subject = object_subject(obj) if pattern is not _EN_HABIT else verb_subject(obj)
-        return _make(standalone(match.group("clause")), "preference",
-                     _PREFERENCE_CONFIDENCE[verb], "preference", subject)
+        return _make(
+            standalone(match.group("clause")),
+            "preference",
+            _PREFERENCE_CONFIDENCE[verb],
+            "preference",
+            subject,
+        )
     return None
 
 
@@ -293,7 +354,7 @@ def _decision(text: str, speaker: str = "user") -> Candidate | None:
     match = _EN_DECISION.search(text)
     if match and not _too_thin(match.group("obj")):
         verb, prep, obj = match.group("verb"), match.group("prep"), match.group("obj").strip()
-        lead = text[match.start():match.start("verb")]
+        lead = text[match.start() : match.start("verb")]
         has = " has" if re.search(r"'ve|\bhave\b", lead, re.IGNORECASE) else ""
         sentence = f"the team{has} {verb} {prep + ' ' if prep else ''}{obj}"
         if prep == "that":
@@ -306,8 +367,13 @@ def _decision(text: str, speaker: str = "user") -> Candidate | None:
     match = _ZH_DECISION.search(text)
     if match and not _too_thin(match.group("obj")):
         sentence = f"团队{match.group('verb')}{match.group('obj')}"
-        return _make(standalone(sentence, speaker), "semantic", 0.9, "decision",
-                     verb_subject(match.group("obj")))
+        return _make(
+            standalone(sentence, speaker),
+            "semantic",
+            0.9,
+            "decision",
+            verb_subject(match.group("obj")),
+        )
     return None
 
 
@@ -316,8 +382,13 @@ def _lets(text: str) -> Candidate | None:
     if not match or _VAGUE_OBJECT.match(match.group("obj")) or _too_thin(match.group("obj")):
         return None
     verb, obj = match.group("verb"), match.group("obj")
-    return _make(standalone(f"the team will {verb} {obj}"), "semantic", 0.75, "decision",
-                 verb_subject(f"{verb.split()[0]} {obj}"))
+    return _make(
+        standalone(f"the team will {verb} {obj}"),
+        "semantic",
+        0.75,
+        "decision",
+        verb_subject(f"{verb.split()[0]} {obj}"),
+    )
 
 
 # --- imperative rules ---------------------------------------------------------------------
@@ -343,7 +414,7 @@ def _rule(text: str) -> Candidate | None:
         if _NOT_AFTER_ALWAYS.match(obj) or _too_thin(obj):
             return None
         cue = match.group("cue").lower()
-        said = text[match.start("cue"):]
+        said = text[match.start("cue") :]
         if cue in ("don't ever", "do not ever", "never ever"):
             said = "never " + obj
         return _make(standalone(said), "procedural", 0.9, "rule", verb_subject(obj))
@@ -373,7 +444,9 @@ _PROCEDURES = (
     re.compile(r"^(?:how to|steps to) (?P<task>[^:]+):\s*(?P<steps>.+)", re.IGNORECASE),
     re.compile(r"^the command (?:to|for) (?P<task>.+?) is (?P<steps>.+)", re.IGNORECASE),
     re.compile(r"^(?P<task>[^，,。]{2,20})的(?:方法|办法|方式|步骤|命令)是(?P<steps>.+)"),
-    re.compile(r"^要(?P<task>[^，,。]{2,20})[，,](?:就|先|需要|得)?(?P<steps>(?:运行|执行|用|使用|跑).+)"),
+    re.compile(
+        r"^要(?P<task>[^，,。]{2,20})[，,](?:就|先|需要|得)?(?P<steps>(?:运行|执行|用|使用|跑).+)"
+    ),
 )
 
 
@@ -381,8 +454,13 @@ def _procedure(text: str) -> Candidate | None:
     for pattern in _PROCEDURES:
         match = pattern.match(text)
         if match and not _too_thin(match.group("steps")):
-            return _make(standalone(text), "procedural", 0.8, "procedure",
-                         normalize(match.group("task")) or match.group("task").strip())
+            return _make(
+                standalone(text),
+                "procedural",
+                0.8,
+                "procedure",
+                normalize(match.group("task")) or match.group("task").strip(),
+            )
     return None
 
 
@@ -390,27 +468,37 @@ def _procedure(text: str) -> Candidate | None:
 
 # Lessons that say what to do are procedural; findings about what was true are semantic.
 _LESSONS = (
-    (r"\b(?:the\s+)?lessons?(?:\s+(?:learned|learnt))?(?:\s+here)?\s*(?:is|was|:|,)\s*"
-     r"(?:that\s+)?(?P<obj>.+)", "procedural", 0.8),
+    (
+        r"\b(?:the\s+)?lessons?(?:\s+(?:learned|learnt))?(?:\s+here)?\s*(?:is|was|:|,)\s*"
+        r"(?:that\s+)?(?P<obj>.+)",
+        "procedural",
+        0.8,
+    ),
     (r"\b(?:the|our)\s+(?:fix|solution|workaround)\s+(?:was|is)\s+(?P<obj>.+)", "procedural", 0.75),
     (r"\b(?:it\s+)?turn(?:s|ed)\s+out\s+(?:that\s+)?(?P<obj>.+)", "semantic", 0.7),
-    (r"\bthe (?:root cause|real problem|underlying issue)\s+(?:was|is)\s+(?P<obj>.+)", "semantic",
-     0.7),
+    (
+        r"\bthe (?:root cause|real problem|underlying issue)\s+(?:was|is)\s+(?P<obj>.+)",
+        "semantic",
+        0.7,
+    ),
     (r"教训是[，,：:]?(?P<obj>.+)", "procedural", 0.8),
     (r"(?:解决|修复)(?:办法|方法|方案)是(?P<obj>.+)", "procedural", 0.75),
     (r"(?:结果|后来|最后)发现(?P<obj>.+)", "semantic", 0.7),
     (r"根本原因是(?P<obj>.+)", "semantic", 0.7),
 )
-_LESSONS = tuple((re.compile(pattern, re.IGNORECASE), type_, conf) for pattern, type_, conf in _LESSONS)
+_LESSONS = tuple(
+    (re.compile(pattern, re.IGNORECASE), type_, conf) for pattern, type_, conf in _LESSONS
+)
 
 
 def _lesson(text: str) -> Candidate | None:
     for pattern, type_, confidence in _LESSONS:
         match = pattern.search(text)
         if match and not _too_thin(match.group("obj")):
-            said = text[match.start():]
-            return _make(standalone(said), type_, confidence, "lesson",
-                         clause_subject(match.group("obj")))
+            said = text[match.start() :]
+            return _make(
+                standalone(said), type_, confidence, "lesson", clause_subject(match.group("obj"))
+            )
     return None
 
 

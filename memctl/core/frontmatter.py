@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from memctl.core.errors import InvalidMemoryFile
 from memctl.core.memory import (
     FIELD_ORDER,
     MEMORY_TYPES,
@@ -20,7 +21,6 @@ from memctl.core.memory import (
     SOURCES,
     Memory,
 )
-from memctl.errors import InvalidMemoryFile
 
 _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(\s|$)")
 _FENCE = "---"
@@ -58,11 +58,15 @@ def check_text(path: Path | str, raw: bytes) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InvalidMemoryFile(path, line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
+        raise InvalidMemoryFile(
+            path, line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
+        ) from None
     text = text.removeprefix("\ufeff")
     for number, line in enumerate(text.splitlines(), start=1):
         if _CONFLICT.match(line):
-            raise InvalidMemoryFile(path, number, "merge-conflict marker; resolve the conflict first")
+            raise InvalidMemoryFile(
+                path, number, "merge-conflict marker; resolve the conflict first"
+            )
     return text
 
 
@@ -132,11 +136,15 @@ def parse_memory(path: Path | str, raw: bytes, default_id: str, default_type: st
         raise InvalidMemoryFile(path, _line_of(data, "tags"), "'tags' must be a list")
     relations = data.get("relations") or []
     if not isinstance(relations, list) or not all(isinstance(r, dict) for r in relations):
-        raise InvalidMemoryFile(path, _line_of(data, "relations"), "'relations' must be a list of {type, target}")
+        raise InvalidMemoryFile(
+            path, _line_of(data, "relations"), "'relations' must be a list of {type, target}"
+        )
     try:
         version = int(data.get("version") or 1)
     except (TypeError, ValueError):
-        raise InvalidMemoryFile(path, _line_of(data, "version"), "'version' must be an integer") from None
+        raise InvalidMemoryFile(
+            path, _line_of(data, "version"), "'version' must be an integer"
+        ) from None
     known = set(FIELD_ORDER)
     return Memory(
         id=str(data.get("id") or default_id),

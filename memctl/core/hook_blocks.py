@@ -44,8 +44,8 @@ class BlockItem:
 @dataclass(frozen=True)
 class Block:
     markdown: str
-    shown: tuple[str, ...]   # ids in the block, in order
-    omitted: int             # items that did not fit the budget
+    shown: tuple[str, ...]  # ids in the block, in order
+    omitted: int  # items that did not fit the budget
 
 
 def memory_line(item: BlockItem, max_chars: int = 360) -> str:
@@ -53,7 +53,7 @@ def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     body = " ".join(item.body.split())
     title = " ".join(item.title.split())
     if body.startswith(title.rstrip("…")):
-        body = body[len(title.rstrip("…")):].lstrip(" .:-—")
+        body = body[len(title.rstrip("…")) :].lstrip(" .:-—")
     line = f"- **{title}** ({item.type}, {item.id})"
     if body:
         line += f": {body}"
@@ -62,8 +62,7 @@ def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     return line
 
 
-def fit_block(heading: str, items: list[BlockItem], budget_tokens: int,
-              footer: str = "") -> Block:
+def fit_block(heading: str, items: list[BlockItem], budget_tokens: int, footer: str = "") -> Block:
     """The heading and as many items as fit in `budget_tokens`, in the order given.
 
     An empty block ("") when not even the first item fits, so a hook prints nothing rather

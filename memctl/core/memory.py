@@ -87,7 +87,9 @@ class Memory:
         body = current_text(self.body).strip()
         # Why: a derived title is the body's first line (perhaps cut with "…"): indexing it again
         # would double the weight of a memory's opening words.
-        if title and not first_line(body, max_len=len(body) + 1).startswith(title.rstrip("…").strip()):
+        if title and not first_line(body, max_len=len(body) + 1).startswith(
+            title.rstrip("…").strip()
+        ):
             parts.append(title)
         if self.tags:
             parts.append("tags: " + ", ".join(self.tags))
@@ -147,3 +149,12 @@ def first_line(text: str, max_len: int = 80) -> str:
 
 def memory_filename(memory: Memory) -> str:
     return f"{slugify(memory.display_title)}-{memory.id}.md"
+
+
+# Editors' and memctl's own temporary files: never memories, never worth a sync.
+_TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
+
+
+def is_memory_filename(name: str) -> bool:
+    """A Markdown file that is not hidden and not a temporary file."""
+    return name.endswith(".md") and not name.startswith(".") and not name.endswith(_TEMP_SUFFIXES)

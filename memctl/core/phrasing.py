@@ -12,30 +12,98 @@ import re
 from memctl.core.sentences import has_cjk
 
 ADVERBS = {
-    "always", "never", "usually", "often", "sometimes", "really", "also", "just", "only",
-    "still", "generally", "mostly", "rarely", "strongly", "much", "definitely", "personally",
-    "actually", "typically", "normally", "currently", "now", "mainly", "seldom",
+    "always",
+    "never",
+    "usually",
+    "often",
+    "sometimes",
+    "really",
+    "also",
+    "just",
+    "only",
+    "still",
+    "generally",
+    "mostly",
+    "rarely",
+    "strongly",
+    "much",
+    "definitely",
+    "personally",
+    "actually",
+    "typically",
+    "normally",
+    "currently",
+    "now",
+    "mainly",
+    "seldom",
 }
 MODALS = {
-    "can", "could", "will", "would", "should", "must", "might", "may", "shall", "can't",
-    "cannot", "won't", "wouldn't", "shouldn't", "couldn't", "didn't", "mustn't", "had", "did",
-    "was", "wasn't",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "must",
+    "might",
+    "may",
+    "shall",
+    "can't",
+    "cannot",
+    "won't",
+    "wouldn't",
+    "shouldn't",
+    "couldn't",
+    "didn't",
+    "mustn't",
+    "had",
+    "did",
+    "was",
+    "wasn't",
 }
-IRREGULAR = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't",
-             "'d": "would", "'ll": "will", "haven't": "hasn't", "go": "goes"}
+IRREGULAR = {
+    "am": "is",
+    "'m": "is",
+    "have": "has",
+    "'ve": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "'d": "would",
+    "'ll": "will",
+    "haven't": "hasn't",
+    "go": "goes",
+}
 
 # Later first-person words, once "the user" has been named.
-_LATER = {"i": "they", "me": "them", "my": "their", "mine": "theirs", "myself": "themselves",
-          "i'm": "they're", "i've": "they've", "i'd": "they'd", "i'll": "they'll"}
+_LATER = {
+    "i": "they",
+    "me": "them",
+    "my": "their",
+    "mine": "theirs",
+    "myself": "themselves",
+    "i'm": "they're",
+    "i've": "they've",
+    "i'd": "they'd",
+    "i'll": "they'll",
+}
 # A first-person word when nothing has named the user yet.
-_FIRST = {"i": "the user", "me": "the user", "my": "the user's", "mine": "the user's",
-          "myself": "the user", "i'm": "the user is", "i've": "the user has",
-          "i'd": "the user would", "i'll": "the user will"}
+_FIRST = {
+    "i": "the user",
+    "me": "the user",
+    "my": "the user's",
+    "mine": "the user's",
+    "myself": "the user",
+    "i'm": "the user is",
+    "i've": "the user has",
+    "i'd": "the user would",
+    "i'll": "the user will",
+}
 
-_FIRST_PERSON = re.compile(r"\b(?:I(?:'m|'ve|'d|'ll|’m|’ve|’d|’ll)?|me|my|mine|myself)\b",
-                           re.IGNORECASE)
-_LEADING_I = re.compile(r"^I(?:(?P<contraction>'m|'ve|'d|'ll|’m|’ve|’d|’ll)|\s+(?P<rest>.*))",
-                        re.DOTALL | re.IGNORECASE)
+_FIRST_PERSON = re.compile(
+    r"\b(?:I(?:'m|'ve|'d|'ll|’m|’ve|’d|’ll)?|me|my|mine|myself)\b", re.IGNORECASE
+)
+_LEADING_I = re.compile(
+    r"^I(?:(?P<contraction>'m|'ve|'d|'ll|’m|’ve|’d|’ll)|\s+(?P<rest>.*))", re.DOTALL | re.IGNORECASE
+)
 _TRAILING_PUNCT = re.compile(r"[\s.!。！~…]+$")
 
 
@@ -53,14 +121,16 @@ def standalone(clause: str, speaker: str = "user") -> str:
     if match:
         named = True
         if match.group("contraction"):
-            clause = first["i" + match.group("contraction").replace("’", "'").lower()] + \
-                clause[match.end():]
+            clause = (
+                first["i" + match.group("contraction").replace("’", "'").lower()]
+                + clause[match.end() :]
+            )
         else:
             clause = f"the {speaker} " + conjugate_third_person(match.group("rest"))
     elif re.match(r"^(?:my|me)\b", clause, re.IGNORECASE):
         named = True
         word = clause.split()[0].lower()
-        clause = first[word] + clause[len(word):]
+        clause = first[word] + clause[len(word) :]
     clause = _replace_first_person(clause, named, first)
     return finish(clause)
 
@@ -104,9 +174,9 @@ def _replace_first_person(text: str, named: bool, first: dict[str, str]) -> str:
     position = 0
     for match in _FIRST_PERSON.finditer(text):
         word = match.group(0).replace("’", "'").lower()
-        if word == "i" and text[match.end():match.end() + 1] == ".":
+        if word == "i" and text[match.end() : match.end() + 1] == ".":
             continue  # "i.e." is not the pronoun
-        out.append(text[position:match.start()])
+        out.append(text[position : match.start()])
         out.append(_LATER[word] if named else first[word])
         named = True
         position = match.end()

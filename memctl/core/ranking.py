@@ -48,7 +48,7 @@ def reciprocal_rank_fusion(
     """Sum of weight / (k + rank) over the lists each id appears in (rank starts at 1)."""
     weights = weights or [1.0] * len(rankings)
     fused: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights):
+    for ranking, weight in zip(rankings, weights, strict=False):
         for rank, item in enumerate(ranking, start=1):
             fused[item] = fused.get(item, 0.0) + weight / (k + rank)
     return fused
@@ -57,7 +57,9 @@ def reciprocal_rank_fusion(
 SCALES = ("stdev", "range")
 
 
-def normalized_scores(scored: Sequence[tuple[str, float]], scale: str = "range") -> dict[str, float]:
+def normalized_scores(
+    scored: Sequence[tuple[str, float]], scale: str = "range"
+) -> dict[str, float]:
     """One retriever's scores shifted so its weakest candidate is 0, then divided by their spread:
     `range` (max - min: min-max scaling to [0, 1]) or `stdev` (the standard deviation).
 
@@ -83,11 +85,13 @@ def normalized_scores(scored: Sequence[tuple[str, float]], scale: str = "range")
     return {item: (score - low) / spread for item, score in scored}
 
 
-def score_fusion(normalized: Sequence[dict[str, float]], weights: Sequence[float]) -> dict[str, float]:
+def score_fusion(
+    normalized: Sequence[dict[str, float]], weights: Sequence[float]
+) -> dict[str, float]:
     """Weighted sum of each retriever's normalized scores (see normalized_scores); an item missing
     from a list gets 0 there, as its weakest candidate does."""
     fused: dict[str, float] = {}
-    for scores, weight in zip(normalized, weights):
+    for scores, weight in zip(normalized, weights, strict=False):
         for item, value in scores.items():
             fused[item] = fused.get(item, 0.0) + weight * value
     return fused

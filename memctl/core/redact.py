@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from memctl.core.errors import UsageError
 from memctl.core.redact_assignments import ASSIGNMENT_DETECTORS
 from memctl.core.redact_rules import PERSONAL_DETECTORS, SHAPE_DETECTORS, Detector, placeholder
-from memctl.errors import UsageError
 
 KINDS: tuple[str, ...] = (
     "email",

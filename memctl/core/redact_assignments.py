@@ -44,9 +44,31 @@ _AUTH_HEADER = (
 _BEARER = r"(?i)\bbearer[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
 
 _PLACEHOLDER_WORDS = {
-    "none", "null", "nil", "true", "false", "undefined", "required", "optional", "redacted",
-    "hidden", "secret", "password", "token", "changeme", "example", "string", "str", "dummy",
-    "test", "fake", "sample", "anything", "placeholder", "todo", "tbd",
+    "none",
+    "null",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "required",
+    "optional",
+    "redacted",
+    "hidden",
+    "secret",
+    "password",
+    "token",
+    "changeme",
+    "example",
+    "string",
+    "str",
+    "dummy",
+    "test",
+    "fake",
+    "sample",
+    "anything",
+    "placeholder",
+    "todo",
+    "tbd",
 }
 _REFERENCE_START = ("$", "%", "{", "<", "#{", "[REDACTED_")
 _YAML_TAG = re.compile(r"![A-Za-z]+")  # `password: !vault |`

@@ -27,8 +27,12 @@ def placeholder(kind: str) -> str:
     return f"[REDACTED_{kind.upper()}]"
 
 
-def rule(pattern: str, accept: Callable[[re.Match], bool] | None = None, group: int | str = 0,
-          flags: int = 0) -> Callable[[str], Iterator[Span]]:
+def rule(
+    pattern: str,
+    accept: Callable[[re.Match], bool] | None = None,
+    group: int | str = 0,
+    flags: int = 0,
+) -> Callable[[str], Iterator[Span]]:
     compiled = re.compile(pattern, flags | re.ASCII)
 
     def find(text: str) -> Iterator[Span]:
@@ -50,6 +54,7 @@ def _digits(value: str) -> str:
 
 
 # --- secrets with a recognisable shape -------------------------------------------------------
+
 
 def token_ok(match: re.Match) -> bool:
     """The `value` group mixes letters and digits, as generated credentials do."""
@@ -109,7 +114,7 @@ def _api_key_ok(match: re.Match) -> bool:
     """The random part mixes letters and digits; `sk-loading-spinner-animation` does not."""
     value = match.group(0)
     prefix = _API_KEY_PREFIX.match(value)
-    return has_letter_and_digit(value[prefix.end() if prefix else 0:])
+    return has_letter_and_digit(value[prefix.end() if prefix else 0 :])
 
 
 # --- personal data ---------------------------------------------------------------------------
@@ -121,8 +126,30 @@ _EMAIL = (
     r"(?![\w-]|\.[A-Za-z0-9]|:[\w~/.])"
 )
 # `logo@2x.png`: file names, not domains (none of these is a top-level domain).
-_FILE_SUFFIXES = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "json", "yaml", "yml",
-                  "toml", "txt", "html", "htm", "css", "lock", "tsx", "jsx", "pdf", "csv", "tgz"}
+_FILE_SUFFIXES = {
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "webp",
+    "ico",
+    "bmp",
+    "json",
+    "yaml",
+    "yml",
+    "toml",
+    "txt",
+    "html",
+    "htm",
+    "css",
+    "lock",
+    "tsx",
+    "jsx",
+    "pdf",
+    "csv",
+    "tgz",
+}
 
 
 def _email_ok(match: re.Match) -> bool:
@@ -144,7 +171,7 @@ def _cn_id_ok(match: re.Match) -> bool:
         date(int(value[6:10]), int(value[10:12]), int(value[12:14]))
     except ValueError:
         return False
-    total = sum(int(c) * w for c, w in zip(value[:17], _CN_WEIGHTS))
+    total = sum(int(c) * w for c, w in zip(value[:17], _CN_WEIGHTS, strict=False))
     return _CN_CHECK[total % 11] == value[17].upper()
 
 
@@ -190,9 +217,7 @@ def _card_ok(match: re.Match) -> bool:
     return _card_network_ok(digits) and _luhn_ok(digits)
 
 
-_SSN = (
-    r"(?<![\w-])(?!000|666|9[0-9]{2})[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![\w-]|\.[0-9])"
-)
+_SSN = r"(?<![\w-])(?!000|666|9[0-9]{2})[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![\w-]|\.[0-9])"
 _SSN_CONTEXT = (
     r"(?i)\b(?:ssn|social security(?: number| no\.?)?)[ \t]*(?:is|:|#|=)?[ \t]*"
     r"(?P<value>(?!000|666|9[0-9]{2})[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4})(?![0-9])"
@@ -212,7 +237,7 @@ _ORDER_BEFORE = re.compile(
 
 def _cn_mobile_ok(match: re.Match) -> bool:
     """`订单号15012345678`: an order number, not a phone, when the label says so."""
-    return not _ORDER_BEFORE.search(match.string[max(0, match.start() - 20):match.start()])
+    return not _ORDER_BEFORE.search(match.string[max(0, match.start() - 20) : match.start()])
 
 
 _PHONE_INTL = (
@@ -253,8 +278,24 @@ _VERSION_WORD = re.compile(
     r"|\b(?:ver|rev|fw|sdk|v|rfc)\b"
 )
 _VERSION_OPERATOR = re.compile(r"(?:[=<>~!]=|\^|~>?)[ \t\"']*$")
-_VERSION_FILLER = {"to", "from", "was", "is", "bumped", "updated", "upgraded", "changed", "and",
-                   "or", "then", "now", "set", "of", "the", "v"}
+_VERSION_FILLER = {
+    "to",
+    "from",
+    "was",
+    "is",
+    "bumped",
+    "updated",
+    "upgraded",
+    "changed",
+    "and",
+    "or",
+    "then",
+    "now",
+    "set",
+    "of",
+    "the",
+    "v",
+}
 
 
 def _version_context(before: str) -> bool:
@@ -264,12 +305,20 @@ def _version_context(before: str) -> bool:
     words = list(_VERSION_WORD.finditer(before))
     if not words:
         return False
-    rest = re.sub(r"\bv?[0-9]+(?:\.[0-9]+)*", " ", before[words[-1].end():])
+    rest = re.sub(r"\bv?[0-9]+(?:\.[0-9]+)*", " ", before[words[-1].end() :])
     return all(word.lower() in _VERSION_FILLER for word in re.findall(r"[A-Za-z]+", rest))
 
 
-_PUBLIC_RESOLVERS = {"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112",
-                     "208.67.222.222", "208.67.220.220"}
+_PUBLIC_RESOLVERS = {
+    "8.8.8.8",
+    "8.8.4.4",
+    "1.1.1.1",
+    "1.0.0.1",
+    "9.9.9.9",
+    "149.112.112.112",
+    "208.67.222.222",
+    "208.67.220.220",
+}
 
 
 def _ipv4_ok(match: re.Match) -> bool:
@@ -282,7 +331,7 @@ def _ipv4_ok(match: re.Match) -> bool:
     if value.startswith("255.") and (bits | (bits - 1)) == 0xFFFFFFFF:
         return False  # a netmask such as 255.255.255.0
     line_start = match.string.rfind("\n", 0, match.start()) + 1
-    before = match.string[max(line_start, match.start() - 60):match.start()]
+    before = match.string[max(line_start, match.start() - 60) : match.start()]
     return not _version_context(before)
 
 

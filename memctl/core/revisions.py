@@ -47,7 +47,9 @@ class Thresholds:
     loose_subject: float = 0.6  # same subject key guessed from a head word
 
 
-def decide(new: Memory, subject: str | None, neighbors: list[Neighbor], limits: Thresholds) -> Decision:
+def decide(
+    new: Memory, subject: str | None, neighbors: list[Neighbor], limits: Thresholds
+) -> Decision:
     """What writing `new` should do, given its nearest stored memories (most similar first)."""
     ranked = sorted(neighbors, key=lambda n: n.similarity, reverse=True)
     text = current_text(new.body)
@@ -76,6 +78,7 @@ def decide(new: Memory, subject: str | None, neighbors: list[Neighbor], limits: 
 
 
 # --- subjects -----------------------------------------------------------------------------
+
 
 def memory_subject(memory: Memory) -> str | None:
     stored = memory.extra.get("subject")
@@ -110,8 +113,13 @@ _THIRD_PERSON = (
     (re.compile(r"^(?:the\s+)?user\s+is\s+", re.IGNORECASE), "I am "),
     (re.compile(r"^(?:the\s+)?user\s+has\s+", re.IGNORECASE), "I have "),
     (re.compile(r"^(?:the\s+)?user\s+(?:doesn't|does not)\s+", re.IGNORECASE), "I don't "),
-    (re.compile(r"^(?:the\s+)?team\s+(?=(?:has\s+)?(?:decided|agreed|settled|chose|went)\b)", re.IGNORECASE),
-     "we "),
+    (
+        re.compile(
+            r"^(?:the\s+)?team\s+(?=(?:has\s+)?(?:decided|agreed|settled|chose|went)\b)",
+            re.IGNORECASE,
+        ),
+        "we ",
+    ),
     (re.compile(r"^用户"), "我"),
     (re.compile(r"^团队(?=决定|商定|约定|同意|确定)"), "我们"),
 )
@@ -130,7 +138,7 @@ def first_person(sentence: str) -> str:
             return pattern.sub(replacement, text, count=1)
     match = _THIRD_PERSON_VERB.match(text)
     if match:
-        return f"I {match.group(1)}{_base_verb(match.group(2))}{text[match.end():]}"
+        return f"I {match.group(1)}{_base_verb(match.group(2))}{text[match.end() :]}"
     return text
 
 
@@ -208,6 +216,7 @@ def values_conflict(a: str, b: str) -> bool:
 
 # --- the three ways an existing memory changes --------------------------------------------
 
+
 def mentions(memory: Memory) -> int:
     try:
         return max(int(memory.extra.get("mentions") or 1), 1)
@@ -267,8 +276,10 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
 def not_adopted(existing: Memory, new: Memory, now: str) -> Memory:
     """A new value with lower confidence: the stored value stays; the new one is noted in history."""
     current, entries = split_history(existing.body)
-    details = [f"confidence {new.confidence:.2f} below {existing.confidence:.2f}",
-               f"source {new.source}"]
+    details = [
+        f"confidence {new.confidence:.2f} below {existing.confidence:.2f}",
+        f"source {new.source}",
+    ]
     entries = entries + [history_entry(now, "not adopted", details, current_text(new.body))]
     return replace(existing, body=join_history(current, entries), updated=now)
 

@@ -6,9 +6,44 @@ import re
 
 # Words whose trailing period does not end a sentence.
 ABBREVIATIONS = {
-    "mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "vs", "etc", "e.g", "i.e", "inc", "ltd",
-    "co", "corp", "approx", "dept", "fig", "no", "vol", "cf", "al", "est", "min", "max", "jan",
-    "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "st",
+    "sr",
+    "jr",
+    "vs",
+    "etc",
+    "e.g",
+    "i.e",
+    "inc",
+    "ltd",
+    "co",
+    "corp",
+    "approx",
+    "dept",
+    "fig",
+    "no",
+    "vol",
+    "cf",
+    "al",
+    "est",
+    "min",
+    "max",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
 }
 
 _BOUNDARY = re.compile(
@@ -44,7 +79,7 @@ def _logical_lines(text: str) -> list[str]:
             continue
         marker = _LIST_MARKER.match(raw)
         is_item = bool(marker and marker.group(0).strip())
-        line = raw[marker.end():].strip() if marker else raw.strip()
+        line = raw[marker.end() :].strip() if marker else raw.strip()
         if not line:
             continue
         if lines and not previous_blank and not is_item and _continues(lines[-1], line):

@@ -68,7 +68,9 @@ def plan_sync(stats: dict[str, tuple[int, int]], indexed: dict[str, IndexedFile]
 
 def stat_fingerprint(stats: dict[str, tuple[int, int]]) -> str:
     """One digest of every path with its mtime and size: equal digests, nothing to check."""
-    lines = "".join(f"{relpath}\0{stats[relpath][0]}\0{stats[relpath][1]}\n" for relpath in sorted(stats))
+    lines = "".join(
+        f"{relpath}\0{stats[relpath][0]}\0{stats[relpath][1]}\n" for relpath in sorted(stats)
+    )
     return hashlib.sha256(lines.encode()).hexdigest()
 
 

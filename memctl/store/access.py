@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from memctl.errors import InvalidMemoryFile
+from memctl.core.errors import InvalidMemoryFile
 
 ACCESS_FILENAME = "access.json"
 LOCK_FILENAME = "access.lock"
@@ -33,11 +33,16 @@ def load_access(state_dir: Path) -> dict[str, AccessStat]:
     """Every memory's access statistics; memories never accessed are absent."""
     state_dir = Path(state_dir)
     try:
-        return {memory_id: AccessStat(entry["count"], _parse(entry.get("last_access")))
-                for memory_id, entry in _read(state_dir).items()}
+        return {
+            memory_id: AccessStat(entry["count"], _parse(entry.get("last_access")))
+            for memory_id, entry in _read(state_dir).items()
+        }
     except (TypeError, ValueError) as exc:
-        raise InvalidMemoryFile(state_dir / ACCESS_FILENAME, 1, f"broken access statistics "
-                                f"({exc}); delete the file to reset them") from None
+        raise InvalidMemoryFile(
+            state_dir / ACCESS_FILENAME,
+            1,
+            f"broken access statistics ({exc}); delete the file to reset them",
+        ) from None
 
 
 def record_access(state_dir: Path, ids: Iterable[str], now: datetime) -> None:
@@ -87,19 +92,23 @@ def _read(state_dir: Path) -> dict[str, dict]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidMemoryFile(path, exc.lineno, f"broken access statistics ({exc.msg}); "
-                                "delete the file to reset them") from None
+        raise InvalidMemoryFile(
+            path, exc.lineno, f"broken access statistics ({exc.msg}); delete the file to reset them"
+        ) from None
     items = data.get("items") if isinstance(data, dict) else None
     if not isinstance(items, dict) or not all(
-            isinstance(e, dict) and isinstance(e.get("count"), int) for e in items.values()):
-        raise InvalidMemoryFile(path, 1, "access statistics are not in memctl's format; "
-                                "delete the file to reset them")
+        isinstance(e, dict) and isinstance(e.get("count"), int) for e in items.values()
+    ):
+        raise InvalidMemoryFile(
+            path, 1, "access statistics are not in memctl's format; delete the file to reset them"
+        )
     return items
 
 
 def _write_atomic(path: Path, items: dict[str, dict]) -> None:
-    payload = json.dumps({"version": FORMAT_VERSION, "items": items},
-                         sort_keys=True, separators=(",", ":"))
+    payload = json.dumps(
+        {"version": FORMAT_VERSION, "items": items}, sort_keys=True, separators=(",", ":")
+    )
     fd, tmp = tempfile.mkstemp(prefix=".access-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -13,22 +13,18 @@ from typing import NamedTuple
 
 from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME
 from memctl.core.frontmatter import parse_memory, render_memory
-from memctl.core.memory import MEMORY_TYPES, Memory, memory_filename
+from memctl.core.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
 
 _ID_SUFFIX = re.compile(r"-([0-9a-z]{12})$")
-# Editors' and our own temp files: never memories.
-_TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
 _ROOT_FILES = {"README.md", "CHANGELOG.md"}
 
 
-class FileStat(NamedTuple):  # Why a tuple: a sync builds one per file, 100k of them at 100k memories
+class FileStat(
+    NamedTuple
+):  # Why a tuple: a sync builds one per file, 100k of them at 100k memories
     relpath: str
     mtime_ns: int
     size: int
-
-
-def is_memory_filename(name: str) -> bool:
-    return name.endswith(".md") and not name.startswith(".") and not name.endswith(_TEMP_SUFFIXES)
 
 
 def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]:
@@ -44,7 +40,9 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
         for entry in entries:
             name = entry.name
             if entry.is_dir(follow_symlinks=False):
-                if name.startswith(".") or (not include_archived and not prefix and name == ARCHIVE_DIRNAME):
+                if name.startswith(".") or (
+                    not include_archived and not prefix and name == ARCHIVE_DIRNAME
+                ):
                     continue
                 stack.append((Path(entry.path), f"{prefix}{name}/"))
             elif is_memory_filename(name) and not (not prefix and name in _ROOT_FILES):
@@ -81,7 +79,9 @@ def read_memory(root: Path, relpath: str, raw: bytes | None = None) -> Memory:
 
 
 def path_for(root: Path, memory: Memory) -> Path:
-    folder = root / PRIVATE_DIRNAME / memory.type if memory.scope == "private" else root / memory.type
+    folder = (
+        root / PRIVATE_DIRNAME / memory.type if memory.scope == "private" else root / memory.type
+    )
     return folder / memory_filename(memory)
 
 
@@ -117,7 +117,7 @@ def read_state_json(path: Path, what: str):
     """A JSON file of the state area, or None when absent; a broken one names its line."""
     import json
 
-    from memctl.errors import InvalidMemoryFile
+    from memctl.core.errors import InvalidMemoryFile
 
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -154,7 +154,9 @@ def find_by_id(root: Path, memory_id: str, include_archived: bool = True) -> str
     return None
 
 
-def paths_with_id(root: Path, memory_id: str, files: dict[str, FileStat] | None = None) -> list[str]:
+def paths_with_id(
+    root: Path, memory_id: str, files: dict[str, FileStat] | None = None
+) -> list[str]:
     """Every file holding the memory with this id (a copy in archive/ included), sorted.
 
     A file that cannot be parsed counts when its name carries the id.

@@ -64,12 +64,19 @@ def sql_quote(value: str) -> str:
 class Manifest:
     """Per-file stat and hashes, plus the model the vectors came from."""
 
-    def __init__(self, model: str | None, dim: int | None, files: dict[str, IndexedFile],
-                 recipe: int | None = None):
+    def __init__(
+        self,
+        model: str | None,
+        dim: int | None,
+        files: dict[str, IndexedFile],
+        recipe: int | None = None,
+    ):
         self.model = model
         self.dim = dim
         self.files = files
-        self.recipe = recipe  # which version of memctl's "what text represents a memory" made the rows
+        self.recipe = (
+            recipe  # which version of memctl's "what text represents a memory" made the rows
+        )
 
     @classmethod
     def load(cls, index_dir: Path, filename: str = MANIFEST) -> Manifest:
@@ -92,7 +99,16 @@ class Manifest:
             "dim": self.dim,
             "recipe": self.recipe,
             "files": {
-                p: [e.mtime_ns, e.size, e.file_hash, e.embed_hash, e.id, e.problem, e.sequence, e.order]
+                p: [
+                    e.mtime_ns,
+                    e.size,
+                    e.file_hash,
+                    e.embed_hash,
+                    e.id,
+                    e.problem,
+                    e.sequence,
+                    e.order,
+                ]
                 for p, e in sorted(self.files.items())
             },
         }
@@ -111,7 +127,9 @@ class Manifest:
             "model": self.model,
             "dim": self.dim,
             "recipe": self.recipe,
-            "fingerprint": stat_fingerprint({p: (e.mtime_ns, e.size) for p, e in self.files.items()}),
+            "fingerprint": stat_fingerprint(
+                {p: (e.mtime_ns, e.size) for p, e in self.files.items()}
+            ),
             "unchanged": sum(1 for e in self.files.values() if e.problem is None),
             "problems": [e.problem for _, e in sorted(self.files.items()) if e.problem],
         }
@@ -169,7 +187,11 @@ class MemoryIndex:
             batch = embed_hashes[start : start + 500]
             where = "embed_hash IN (" + ",".join(sql_quote(h) for h in batch) + ")"
             table = dataset.to_table(columns=["embed_hash", "vector"], filter=where)
-            for h, v in zip(table.column("embed_hash").to_pylist(), table.column("vector").to_numpy(zero_copy_only=False)):
+            for h, v in zip(
+                table.column("embed_hash").to_pylist(),
+                table.column("vector").to_numpy(zero_copy_only=False),
+                strict=False,
+            ):
                 found[h] = v
         return found
 
@@ -186,7 +208,9 @@ class MemoryIndex:
             table.delete("id IN (" + ",".join(sql_quote(i) for i in batch) + ")")
         if rows:
             schema = _schema(self.dim)
-            columns = {name: [row[name] for row in rows] for name in schema.names if name != "vector"}
+            columns = {
+                name: [row[name] for row in rows] for name in schema.names if name != "vector"
+            }
             flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
             columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, self.dim)
             table.add(pa.Table.from_pydict(columns, schema=schema))
@@ -274,9 +298,16 @@ class MemoryIndex:
             return {}
         found: dict[str, Any] = {}
         for start in range(0, len(ids), 500):
-            where = "chunk = 0 AND id IN (" + ",".join(sql_quote(i) for i in ids[start : start + 500]) + ")"
+            where = (
+                "chunk = 0 AND id IN ("
+                + ",".join(sql_quote(i) for i in ids[start : start + 500])
+                + ")"
+            )
             table = self.dataset().to_table(columns=["id", "vector"], filter=where)
-            for memory_id, vector in zip(table.column("id").to_pylist(),
-                                         table.column("vector").to_numpy(zero_copy_only=False)):
+            for memory_id, vector in zip(
+                table.column("id").to_pylist(),
+                table.column("vector").to_numpy(zero_copy_only=False),
+                strict=False,
+            ):
                 found[memory_id] = vector
         return found

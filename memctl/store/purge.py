@@ -39,7 +39,8 @@ def purge_rows(db_dir: Path, table_name: str, ids: list[str], id_column: str = "
         return
     # Threshold 0: rewrite every fragment with a deleted row, also rows deleted by earlier edits.
     lance.dataset(uri).optimize.compact_files(
-        materialize_deletions=True, materialize_deletions_threshold=0.0)
+        materialize_deletions=True, materialize_deletions_threshold=0.0
+    )
     _rebuild_indices(uri)
     # Open afresh: a handle on an older version would keep that version alive.
     lance.dataset(uri).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
@@ -47,8 +48,13 @@ def purge_rows(db_dir: Path, table_name: str, ids: list[str], id_column: str = "
 
 # describe_indices() names -> create_scalar_index() names
 _SCALAR_INDEX_TYPES = {
-    "BTree": "BTREE", "Bitmap": "BITMAP", "LabelList": "LABEL_LIST", "Inverted": "INVERTED",
-    "NGram": "NGRAM", "ZoneMap": "ZONEMAP", "BloomFilter": "BLOOMFILTER",
+    "BTree": "BTREE",
+    "Bitmap": "BITMAP",
+    "LabelList": "LABEL_LIST",
+    "Inverted": "INVERTED",
+    "NGram": "NGRAM",
+    "ZoneMap": "ZONEMAP",
+    "BloomFilter": "BLOOMFILTER",
 }
 
 
@@ -68,8 +74,9 @@ def _rebuild_indices(uri: str) -> None:
             dataset.optimize.optimize_indices(retrain=True, index_names=[desc.name])
             continue
         params = _inverted_params(desc.details) if kind == "INVERTED" else {}
-        dataset.create_scalar_index(desc.field_names[0], kind, name=desc.name, replace=True,
-                                    **params)
+        dataset.create_scalar_index(
+            desc.field_names[0], kind, name=desc.name, replace=True, **params
+        )
 
 
 def _inverted_params(details: dict | None) -> dict:
@@ -116,8 +123,9 @@ def _array_strings(array) -> Iterator[str]:
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         yield from (value for value in array.to_pylist() if value is not None)
-    elif (pa.types.is_list(kind) or pa.types.is_large_list(kind)
-          or pa.types.is_fixed_size_list(kind)):
+    elif (
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    ):
         yield from _array_strings(array.flatten())
     elif pa.types.is_struct(kind):
         for index in range(kind.num_fields):
@@ -144,7 +152,7 @@ def fst_keys(data: bytes) -> Iterator[bytes]:
     if version not in (1, 2, 3):
         raise ValueError(f"unknown fst format version {version}")
     footer_end = len(data) - 4 if version >= 3 else len(data)  # v3 ends with a checksum
-    root = int.from_bytes(data[footer_end - 8:footer_end], "little")
+    root = int.from_bytes(data[footer_end - 8 : footer_end], "little")
     stack = [(root, b"")]
     while stack:
         addr, prefix = stack.pop()
@@ -194,5 +202,5 @@ def _node(data: bytes, addr: int, version: int) -> tuple[bool, list[tuple[int, i
 
 
 def _target(data: bytes, at: int, size: int, node_end: int) -> int:
-    delta = int.from_bytes(data[at:at + size], "little")
+    delta = int.from_bytes(data[at : at + size], "little")
     return _EMPTY_FINAL if delta == 0 else node_end - delta

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.conversation import ROLES, Turn
-from memctl.errors import InvalidMemoryFile, UsageError
+from memctl.core.errors import InvalidMemoryFile, UsageError
 from memctl.store.files import atomic_write, file_lock, read_state_json
 
 SESSIONS_DIRNAME = "sessions"

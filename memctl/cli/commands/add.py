@@ -6,8 +6,8 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_store
+from memctl.core.errors import LowValueContent, UsageError
 from memctl.core.memory import MEMORY_TYPES
-from memctl.errors import LowValueContent, UsageError
 from memctl.service import add_memory
 
 
@@ -23,13 +23,19 @@ def describe_add(result) -> str:
     memory, target = result.memory, result.merged_into
     if result.action == "merged":
         mentions = memory.extra.get("mentions", 1)
-        return (f"Near duplicate (similarity {result.similarity:.2f}): merged into {target}; "
-                f"mentions {mentions}, confidence {memory.confidence:.2f}  {result.path}")
+        return (
+            f"Near duplicate (similarity {result.similarity:.2f}): merged into {target}; "
+            f"mentions {mentions}, confidence {memory.confidence:.2f}  {result.path}"
+        )
     if result.action == "updated":
-        return f"Updated {target}: new value stored, the old one kept in its ## History  {result.path}"
+        return (
+            f"Updated {target}: new value stored, the old one kept in its ## History  {result.path}"
+        )
     if result.action == "not_adopted":
-        return (f"Kept {target}: its value has higher confidence ({memory.confidence:.2f}); the new "
-                f"value is recorded in its ## History (raise --confidence to replace)  {result.path}")
+        return (
+            f"Kept {target}: its value has higher confidence ({memory.confidence:.2f}); the new "
+            f"value is recorded in its ## History (raise --confidence to replace)  {result.path}"
+        )
     return f"Added {memory.id}  {result.path}"
 
 
@@ -38,21 +44,38 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def add_command(
         ctx: typer.Context,
-        text: str = typer.Argument(..., help="What to remember. Use - to read it from standard input."),
-        type_: str = typer.Option("semantic", "--type", "-t", help=f"One of: {', '.join(MEMORY_TYPES)}."),
+        text: str = typer.Argument(
+            ..., help="What to remember. Use - to read it from standard input."
+        ),
+        type_: str = typer.Option(
+            "semantic", "--type", "-t", help=f"One of: {', '.join(MEMORY_TYPES)}."
+        ),
         tags: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),
         importance: float = typer.Option(None, "--importance", help="0-1; how much it matters."),
         title: str = typer.Option(None, "--title", help="Title; defaults to the first line."),
         pin: bool = typer.Option(False, "--pin", help="Never let decay archive it."),
-        private: bool = typer.Option(False, "--private", help="Store under private/ (kept out of git)."),
+        private: bool = typer.Option(
+            False, "--private", help="Store under private/ (kept out of git)."
+        ),
         agent: str = typer.Option(None, "--agent", help="Which agent is writing this memory."),
         no_redact: bool = typer.Option(
-            False, "--no-redact", help="Store the text as given: skip redaction of secrets and personal data."),
-        force: bool = typer.Option(False, "--force", help="Store it even if it looks like small talk or a bare dump."),
+            False,
+            "--no-redact",
+            help="Store the text as given: skip redaction of secrets and personal data.",
+        ),
+        force: bool = typer.Option(
+            False, "--force", help="Store it even if it looks like small talk or a bare dump."
+        ),
         confidence: float = typer.Option(
-            None, "--confidence", help="0-1 (default 0.8); a new value replaces an old one only if at least as high."),
+            None,
+            "--confidence",
+            help="0-1 (default 0.8); a new value replaces an old one only if at least as high.",
+        ),
         no_dedup: bool = typer.Option(
-            False, "--no-dedup", help="Always write a new file: no merge into a near duplicate, no update."),
+            False,
+            "--no-dedup",
+            help="Always write a new file: no merge into a near duplicate, no update.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Remember something: writes one Markdown file and indexes it.
@@ -65,13 +88,31 @@ def register(app: typer.Typer) -> None:
             raise UsageError("Nothing to remember: the text is empty.")
         try:
             result = add_memory(
-                store, body, type=type_, tags=tags, importance=importance, title=title,
-                pinned=pin, private=private, agent=agent, redact=not no_redact, force=force,
-                confidence=confidence, dedup=not no_dedup,
+                store,
+                body,
+                type=type_,
+                tags=tags,
+                importance=importance,
+                title=title,
+                pinned=pin,
+                private=private,
+                agent=agent,
+                redact=not no_redact,
+                force=force,
+                confidence=confidence,
+                dedup=not no_dedup,
             )
         except LowValueContent as refused:
             if as_json:
-                print_json({"error": {"kind": refused.kind, "message": str(refused), "reason": refused.reason}})
+                print_json(
+                    {
+                        "error": {
+                            "kind": refused.kind,
+                            "message": str(refused),
+                            "reason": refused.reason,
+                        }
+                    }
+                )
             else:
                 stderr.print(f"{refused} (use --force to store anyway)", markup=False)
             raise typer.Exit(code=refused.exit_code) from None
@@ -80,6 +121,8 @@ def register(app: typer.Typer) -> None:
             return
         stdout.print(describe_add(result), markup=False)
         if result.redacted:
-            from memctl.service.redaction import describe_counts
+            from memctl.service.memories.redaction import describe_counts
 
-            stdout.print(f"Redacted before storing: {describe_counts(result.redacted)}", markup=False)
+            stdout.print(
+                f"Redacted before storing: {describe_counts(result.redacted)}", markup=False
+            )

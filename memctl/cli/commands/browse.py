@@ -11,9 +11,9 @@ from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
+from memctl.core.errors import MemctlError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
-from memctl.errors import MemctlError
 from memctl.service import get_memory, list_memories
 
 
@@ -33,8 +33,12 @@ def register(app: typer.Typer) -> None:
     def list_command(
         ctx: typer.Context,
         types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
-        tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag; repeatable."),
-        include_archived: bool = typer.Option(False, "--include-archived", help="Also list archive/."),
+        tags: list[str] = typer.Option(
+            [], "--tag", help="Only memories with this tag; repeatable."
+        ),
+        include_archived: bool = typer.Option(
+            False, "--include-archived", help="Also list archive/."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
         """List memories, oldest first."""
@@ -48,7 +52,13 @@ def register(app: typer.Typer) -> None:
         for column in ("id", "type", "title", "tags", "updated"):
             table.add_column(column)
         for _, memory in listing.memories:
-            table.add_row(memory.id, memory.type, memory.display_title, ", ".join(memory.tags), memory.updated or "")
+            table.add_row(
+                memory.id,
+                memory.type,
+                memory.display_title,
+                ", ".join(memory.tags),
+                memory.updated or "",
+            )
         stdout.print(table)
         stdout.print(f"{len(listing.memories)} memories")
 

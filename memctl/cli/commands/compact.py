@@ -6,7 +6,7 @@ from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
-from memctl.service.compaction import compact
+from memctl.service.lifecycle.compaction import compact
 
 
 def register(app: typer.Typer) -> None:

@@ -6,8 +6,8 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json
 from memctl.cli.state import current_store
-from memctl.errors import UsageError
-from memctl.service.context import build_context
+from memctl.core.errors import UsageError
+from memctl.service.retrieval.context import build_context
 
 
 def register(app: typer.Typer) -> None:

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
+from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
-from memctl.errors import UsageError
 
 NOW_HELP = "Score as if it were this time (ISO date or datetime); default now."
 
@@ -30,7 +30,9 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def decay_command(
         ctx: typer.Context,
-        apply: bool = typer.Option(False, "--apply", help="Archive what the plan marks (default: dry run)."),
+        apply: bool = typer.Option(
+            False, "--apply", help="Archive what the plan marks (default: dry run)."
+        ),
         now: str = typer.Option(None, "--now", help=NOW_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     ) -> None:
@@ -41,7 +43,7 @@ def register(app: typer.Typer) -> None:
         min_age_days are kept. Archived files move to .memory/archive/; `memctl restore ID`
         brings one back.
         """
-        from memctl.service.decaying import run_decay
+        from memctl.service.lifecycle.decaying import run_decay
 
         store = current_store(ctx)
         report = run_decay(store, apply=apply, now=parse_now(now))
@@ -50,27 +52,45 @@ def register(app: typer.Typer) -> None:
             print_json(report.to_dict())
             return
         columns = ("id", "title", "type", "age", "importance", "hotness", "score", "action")
-        rows = [(d.id, escape(_short(d.title)), d.type, f"{d.age_days:.0f}d", f"{d.importance:.2f}",
-                 f"{d.hotness:.2f}", f"{d.score:.3f}", f"{d.action} ({d.reason})")
-                for d in report.decisions]
+        rows = [
+            (
+                d.id,
+                escape(_short(d.title)),
+                d.type,
+                f"{d.age_days:.0f}d",
+                f"{d.importance:.2f}",
+                f"{d.hotness:.2f}",
+                f"{d.score:.3f}",
+                f"{d.action} ({d.reason})",
+            )
+            for d in report.decisions
+        ]
         table = Table(box=None, pad_edge=False)
         for i, column in enumerate(columns):
             justify = "right" if column in ("age", "importance", "hotness", "score") else "left"
             # Why: on a narrow terminal only the title shrinks; ids and numbers stay whole.
             width = max([len(column)] + [len(row[i]) for row in rows])
-            table.add_column(column, justify=justify, no_wrap=True,
-                             overflow="ellipsis" if column == "title" else "fold",
-                             min_width=None if column == "title" else width)
+            table.add_column(
+                column,
+                justify=justify,
+                no_wrap=True,
+                overflow="ellipsis" if column == "title" else "fold",
+                min_width=None if column == "title" else width,
+            )
         for row in rows:
             style = "red" if row[-1].startswith("archive") else None
             table.add_row(*row, style=style)
         stdout.print(table)
         count = len(report.to_archive)
         if report.applied:
-            stdout.print(f"Archived {count} of {len(report.decisions)} memories into {store.archive_dir}/")
+            stdout.print(
+                f"Archived {count} of {len(report.decisions)} memories into {store.archive_dir}/"
+            )
         else:
-            stdout.print(f"{count} of {len(report.decisions)} memories would be archived; "
-                         "run `memctl decay --apply` to archive them.")
+            stdout.print(
+                f"{count} of {len(report.decisions)} memories would be archived; "
+                "run `memctl decay --apply` to archive them."
+            )
 
     @app.command("restore")
     @handles_errors
@@ -80,7 +100,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print what moved as JSON."),
     ) -> None:
         """Bring an archived memory back from .memory/archive/ and index it again."""
-        from memctl.service.decaying import restore_memory
+        from memctl.service.lifecycle.decaying import restore_memory
 
         store = current_store(ctx)
         result = restore_memory(store, memory_id)

@@ -16,13 +16,25 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def export_command(
         ctx: typer.Context,
-        fmt: str = typer.Option("jsonl", "--format", "-f", help="jsonl, claude-md, agents-md or cursor-rules."),
+        fmt: str = typer.Option(
+            "jsonl", "--format", "-f", help="jsonl, claude-md, agents-md or cursor-rules."
+        ),
         types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
-        budget: int = typer.Option(None, "--budget", help="At most this many tokens (most important first)."),
-        output: str = typer.Option(None, "--output", "-o", help="File or folder to write; - for stdout. Default: "
-                                   "stdout for jsonl, CLAUDE.md / AGENTS.md / .cursor/rules/ in the project."),
-        include_private: bool = typer.Option(None, "--include-private/--no-private",
-                                             help="Include private memories (default: only in jsonl)."),
+        budget: int = typer.Option(
+            None, "--budget", help="At most this many tokens (most important first)."
+        ),
+        output: str = typer.Option(
+            None,
+            "--output",
+            "-o",
+            help="File or folder to write; - for stdout. Default: "
+            "stdout for jsonl, CLAUDE.md / AGENTS.md / .cursor/rules/ in the project.",
+        ),
+        include_private: bool = typer.Option(
+            None,
+            "--include-private/--no-private",
+            help="Include private memories (default: only in jsonl).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
     ) -> None:
         """Export memories: JSONL (lossless), or a managed section of CLAUDE.md / AGENTS.md, or
@@ -31,11 +43,18 @@ def register(app: typer.Typer) -> None:
         Example: memctl export --format claude-md --budget 1500
         """
         from memctl.cli.commands.hooks import project_root
-        from memctl.service.exchange import export_memories
+        from memctl.service.memories.exchange import export_memories
 
         store = current_store(ctx)
-        result = export_memories(store, fmt, project_root=project_root(Path.cwd()), output=output,
-                                 types=types or None, budget=budget, include_private=include_private)
+        result = export_memories(
+            store,
+            fmt,
+            project_root=project_root(Path.cwd()),
+            output=output,
+            types=types or None,
+            budget=budget,
+            include_private=include_private,
+        )
         if result.text is not None:
             sys.stdout.write(result.text)
             return
@@ -52,16 +71,22 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def import_command(
         ctx: typer.Context,
-        source: Path = typer.Argument(..., help="A .jsonl export, CLAUDE.md, AGENTS.md or a Cursor .mdc rule."),
-        fmt: str = typer.Option(None, "--format", "-f", help="jsonl, markdown or mdc (default: from the name)."),
-        as_json: bool = typer.Option(False, "--json", help="Print what was added and skipped as JSON."),
+        source: Path = typer.Argument(
+            ..., help="A .jsonl export, CLAUDE.md, AGENTS.md or a Cursor .mdc rule."
+        ),
+        fmt: str = typer.Option(
+            None, "--format", "-f", help="jsonl, markdown or mdc (default: from the name)."
+        ),
+        as_json: bool = typer.Option(
+            False, "--json", help="Print what was added and skipped as JSON."
+        ),
     ) -> None:
         """Import memories through the normal write path: one per JSONL line, or one per bullet
         or section of a Markdown file (memctl's own managed section is skipped).
 
         Example: memctl import CLAUDE.md
         """
-        from memctl.service.exchange import import_file
+        from memctl.service.memories.exchange import import_file
 
         store = current_store(ctx)
         result = import_file(store, source, fmt)
@@ -69,11 +94,20 @@ def register(app: typer.Typer) -> None:
             print_json(result.to_dict())
             return
         for added in result.added:
-            stdout.print(f"Added {added.memory.id}  {added.memory.type:<10} {added.memory.display_title}", markup=False)
+            stdout.print(
+                f"Added {added.memory.id}  {added.memory.type:<10} {added.memory.display_title}",
+                markup=False,
+            )
         for merged in result.merged:
-            stdout.print(f"Merged into {merged.memory.id} ({merged.action})  {merged.memory.display_title}", markup=False)
+            stdout.print(
+                f"Merged into {merged.memory.id} ({merged.action})  {merged.memory.display_title}",
+                markup=False,
+            )
         for skipped in result.skipped:
             stdout.print(f"Skipped {source}:{skipped['line']}: {skipped['reason']}", markup=False)
-        stdout.print(f"Imported {len(result.added)} new memories from {source}"
-                     + (f", merged {len(result.merged)}" if result.merged else "")
-                     + (f", skipped {len(result.skipped)}" if result.skipped else ""), markup=False)
+        stdout.print(
+            f"Imported {len(result.added)} new memories from {source}"
+            + (f", merged {len(result.merged)}" if result.merged else "")
+            + (f", skipped {len(result.skipped)}" if result.skipped else ""),
+            markup=False,
+        )

@@ -17,15 +17,22 @@ def register(app: typer.Typer) -> None:
     def extract_command(
         ctx: typer.Context,
         file: str = typer.Argument(
-            "-", metavar="[FILE|-]",
-            help="JSONL of {role, content}, a Claude Code transcript, or plain text; - reads stdin."),
+            "-",
+            metavar="[FILE|-]",
+            help="JSONL of {role, content}, a Claude Code transcript, or plain text; - reads stdin.",
+        ),
         dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan; write nothing."),
         use_llm: bool = typer.Option(
-            None, "--llm/--no-llm",
-            help="Use the configured LLM (llm.model or MEMCTL_LLM_MODEL); default: if one is set."),
+            None,
+            "--llm/--no-llm",
+            help="Use the configured LLM (llm.model or MEMCTL_LLM_MODEL); default: if one is set.",
+        ),
         mock_response: list[str] = typer.Option(
-            None, "--llm-mock-response", hidden=True,
-            help="Testing: litellm's mock_response instead of a real call; repeat for the retry."),
+            None,
+            "--llm-mock-response",
+            hidden=True,
+            help="Testing: litellm's mock_response instead of a real call; repeat for the retry.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the plan and outcome as JSON."),
     ) -> None:
         """Extract preferences, profile facts, decisions, procedures and lessons from a conversation.
@@ -35,8 +42,8 @@ def register(app: typer.Typer) -> None:
 
         Example: memctl extract ~/.claude/projects/app/session.jsonl --dry-run
         """
+        from memctl.agents.transcripts import read_conversation, read_conversation_file
         from memctl.integrations.llm import LLMBadOutput
-        from memctl.integrations.transcripts import read_conversation, read_conversation_file
         from memctl.service.extraction import extract
 
         store = current_store(ctx)
@@ -44,12 +51,23 @@ def register(app: typer.Typer) -> None:
             turns = read_conversation(sys.stdin.read(), source="<stdin>")
         else:
             turns = read_conversation_file(file)
-        mock = None if not mock_response else (mock_response[0] if len(mock_response) == 1 else list(mock_response))
+        mock = (
+            None
+            if not mock_response
+            else (mock_response[0] if len(mock_response) == 1 else list(mock_response))
+        )
         try:
-            result = extract(store, turns, source=file, dry_run=dry_run, use_llm=use_llm, mock_response=mock)
+            result = extract(
+                store, turns, source=file, dry_run=dry_run, use_llm=use_llm, mock_response=mock
+            )
         except LLMBadOutput as error:
             if as_json and error.reply is not None:
-                print_json({"error": {"kind": error.kind, "message": str(error)}, "usage": error.reply.usage()})
+                print_json(
+                    {
+                        "error": {"kind": error.kind, "message": str(error)},
+                        "usage": error.reply.usage(),
+                    }
+                )
                 raise typer.Exit(code=error.exit_code) from None
             raise fail(error, as_json) from None
         if as_json:
@@ -63,23 +81,39 @@ def render_result(result) -> None:
     for column in ("#", "op", "type", "conf", "text", "target", "reason"):
         table.add_column(column, overflow="fold")
     for number, item in enumerate(result.plan, start=1):
-        table.add_row(str(number), item.op, item.type, f"{item.confidence:.2f}", item.text,
-                      item.target_label, item.reason)
+        table.add_row(
+            str(number),
+            item.op,
+            item.type,
+            f"{item.confidence:.2f}",
+            item.text,
+            item.target_label,
+            item.reason,
+        )
     mode = "LLM" if result.mode == "llm" else "rules (offline)"
-    stdout.print(f"{len(result.plan)} memories planned from {result.turns} turns of {result.source} "
-                 f"[{mode}]", markup=False)
+    stdout.print(
+        f"{len(result.plan)} memories planned from {result.turns} turns of {result.source} "
+        f"[{mode}]",
+        markup=False,
+    )
     if result.plan:
         stdout.print(table)
     if result.redacted:
-        from memctl.service.redaction import describe_counts
+        from memctl.service.memories.redaction import describe_counts
 
-        stdout.print(f"Redacted from the conversation first: {describe_counts(result.redacted)}", markup=False)
+        stdout.print(
+            f"Redacted from the conversation first: {describe_counts(result.redacted)}",
+            markup=False,
+        )
     for skipped in result.skipped:
         stdout.print(f"skipped (low value: {skipped['reason']}): {skipped['text']}", markup=False)
     if result.usage:
         usage = result.usage
-        stdout.print(f"LLM {usage['model']}: {usage['calls']} call(s), {usage['prompt_tokens']} prompt + "
-                     f"{usage['completion_tokens']} completion tokens, ${usage['cost_usd']:.6f}", markup=False)
+        stdout.print(
+            f"LLM {usage['model']}: {usage['calls']} call(s), {usage['prompt_tokens']} prompt + "
+            f"{usage['completion_tokens']} completion tokens, ${usage['cost_usd']:.6f}",
+            markup=False,
+        )
     if result.dry_run:
         stdout.print("Dry run: nothing written.", markup=False)
         return

@@ -10,9 +10,9 @@ from rich.text import Text
 
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_store
-from memctl.errors import MemctlError, UsageError
+from memctl.core.errors import MemctlError, UsageError
 
-README_SECTION = "README.md, section \"Forgetting for real\""
+README_SECTION = 'README.md, section "Forgetting for real"'
 
 
 def register(app: typer.Typer) -> None:
@@ -21,16 +21,22 @@ def register(app: typer.Typer) -> None:
     def forget_command(
         ctx: typer.Context,
         memory_id: str = typer.Argument(None, metavar="ID", help="The memory's id."),
-        query: str = typer.Option(None, "--query", "-q",
-                                  help="Forget every memory whose title, tags or body contain this text (any case)."),
-        yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation (--query)."),
+        query: str = typer.Option(
+            None,
+            "--query",
+            "-q",
+            help="Forget every memory whose title, tags or body contain this text (any case).",
+        ),
+        yes: bool = typer.Option(
+            False, "--yes", "-y", help="Do not ask for confirmation (--query)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
     ) -> None:
         """Forget a memory for real: its file, any archived copy, every trace in the index and state.
 
         Example: memctl forget --query "hunter2"   (shows the matches, then asks)
         """
-        from memctl.service.forgetting import find_matches, forget_memories
+        from memctl.service.memories.forgetting import find_matches, forget_memories
 
         if (memory_id is None) == (query is None):
             raise UsageError("Give either an ID or --query TEXT.")
@@ -58,8 +64,11 @@ def register(app: typer.Typer) -> None:
             for path in result.still_mentioned:
                 stderr.print(f"  still mentioned in {path} (left as it is)", markup=False)
             if result.git_history:
-                stdout.print(f"  git history still holds {', '.join(result.git_history)}; memctl cannot "
-                             f"rewrite history. To purge it, see {README_SECTION}.", markup=False)
+                stdout.print(
+                    f"  git history still holds {', '.join(result.git_history)}; memctl cannot "
+                    f"rewrite history. To purge it, see {README_SECTION}.",
+                    markup=False,
+                )
 
 
 def _show_matches(root, matches) -> None:

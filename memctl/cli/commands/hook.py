@@ -12,7 +12,7 @@ import typer
 from memctl.cli.output import handles_errors, stderr
 from memctl.cli.state import GlobalOptions
 from memctl.config import open_store
-from memctl.errors import StoreNotFound, UsageError
+from memctl.core.errors import StoreNotFound, UsageError
 
 
 def explicit_store(ctx: typer.Context) -> str | None:
@@ -50,16 +50,27 @@ def register(app: typer.Typer) -> None:
     @hook_app.command("claude-code")
     def claude_code_command(
         ctx: typer.Context,
-        event: str = typer.Argument(..., help="session-start, user-prompt-submit, pre-compact or session-end."),
-        plain: bool = typer.Option(False, "--plain", help="Print context as plain text instead of hook JSON."),
-        foreground: bool = typer.Option(False, "--foreground", help="Ingest transcripts here, not in a detached process."),
+        event: str = typer.Argument(
+            ..., help="session-start, user-prompt-submit, pre-compact or session-end."
+        ),
+        plain: bool = typer.Option(
+            False, "--plain", help="Print context as plain text instead of hook JSON."
+        ),
+        foreground: bool = typer.Option(
+            False, "--foreground", help="Ingest transcripts here, not in a detached process."
+        ),
     ) -> None:
         """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
-        from memctl.service.hooks import run_claude_code_hook
+        from memctl.agents.claude_code_events import run_claude_code_hook
 
         output = run_claude_code_hook(
-            event, _read_stdin(), explicit_store=explicit_store(ctx), env=os.environ,
-            cwd=Path.cwd(), plain=plain, background=not foreground,
+            event,
+            _read_stdin(),
+            explicit_store=explicit_store(ctx),
+            env=os.environ,
+            cwd=Path.cwd(),
+            plain=plain,
+            background=not foreground,
         )
         if output:
             sys.stdout.write(output if output.endswith("\n") else output + "\n")
@@ -71,8 +82,8 @@ def register(app: typer.Typer) -> None:
         job: Path = typer.Argument(..., help="A job file written by a PreCompact/SessionEnd hook."),
     ) -> None:
         """Ingest a queued transcript (run detached by the PreCompact and SessionEnd hooks)."""
-        from memctl.integrations.hook_runner import log_hook_error
-        from memctl.service.hooks import log_path, run_ingest_job
+        from memctl.agents.claude_code_events import log_path, run_ingest_job
+        from memctl.agents.hook_runner import log_hook_error
 
         store = open_store(explicit_store(ctx))
         try:
@@ -80,8 +91,13 @@ def register(app: typer.Typer) -> None:
         except Exception as exc:  # noqa: BLE001 - nobody waits for this process: log, exit 0
             import traceback
 
-            log_hook_error(log_path(store), "ingest", job.stem, f"ingest failed: {exc}; the job "
-                           "is kept as *.failed", traceback.format_exc())
+            log_hook_error(
+                log_path(store),
+                "ingest",
+                job.stem,
+                f"ingest failed: {exc}; the job is kept as *.failed",
+                traceback.format_exc(),
+            )
             if job.exists():
                 job.replace(job.with_suffix(".failed"))
 
@@ -94,8 +110,8 @@ def register(app: typer.Typer) -> None:
         """Check staged memory files; a non-zero exit stops the commit."""
         if name != "pre-commit":
             raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit.")
-        from memctl.integrations.git_hooks import repo_root
-        from memctl.service.precommit import check_staged
+        from memctl.agents.git_hooks import repo_root
+        from memctl.agents.precommit import check_staged
 
         repo = repo_root(Path.cwd())
         try:
@@ -109,5 +125,7 @@ def register(app: typer.Typer) -> None:
             stderr.print(str(problem), markup=False)
         stderr.print(
             f"memctl: commit refused: {len(problems)} problem(s) in staged memory files. Fix them "
-            "and `git add` again (or commit with --no-verify to skip this check).", markup=False)
+            "and `git add` again (or commit with --no-verify to skip this check).",
+            markup=False,
+        )
         raise typer.Exit(code=1)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import typer
 
+from memctl.agents import claude_code, git_hooks
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.config import find_store
-from memctl.errors import MemctlError, StoreNotFound, UsageError
-from memctl.integrations import claude_code, git_hooks
+from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 
 TARGETS = ("claude-code", "git")
 SCOPES = ("project", "local", "user")
@@ -61,8 +61,13 @@ def status_report(cwd: Path, home: Path) -> dict:
         path = claude_code.settings_path_for(scope, root, home)
         try:
             found = claude_code.hooks_status(path)
-            entry = {"path": str(path), "exists": found.exists, "installed": found.installed,
-                     "missing": found.missing, "other_hooks": found.other_hooks}
+            entry = {
+                "path": str(path),
+                "exists": found.exists,
+                "installed": found.installed,
+                "missing": found.missing,
+                "other_hooks": found.other_hooks,
+            }
         except MemctlError as exc:
             entry = {"path": str(path), "exists": True, "error": str(exc)}
         report["claude_code"][scope] = entry
@@ -70,11 +75,15 @@ def status_report(cwd: Path, home: Path) -> dict:
     if len(installed_in) > 1:
         report["warnings"].append(
             f"memctl hooks are installed in {' and '.join(installed_in)} settings; Claude Code "
-            "merges them, so each event runs memctl more than once. Uninstall one.")
+            "merges them, so each event runs memctl more than once. Uninstall one."
+        )
     try:
         repo = git_hooks.repo_root(cwd)
-        report["git"] = {"repo": str(repo), "hooks_dir": str(git_hooks.hooks_dir(repo)),
-                         "hooks": git_hooks.git_hooks_status(repo)}
+        report["git"] = {
+            "repo": str(repo),
+            "hooks_dir": str(git_hooks.hooks_dir(repo)),
+            "hooks": git_hooks.git_hooks_status(repo),
+        }
     except MemctlError:
         pass
     return report
@@ -120,11 +129,25 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def install_command(
         target: str = typer.Argument(..., help="claude-code or git."),
-        project: bool = typer.Option(False, "--project", help="claude-code: <project>/.claude/settings.json (default)."),
-        local: bool = typer.Option(False, "--local", help="claude-code: <project>/.claude/settings.local.json (not committed)."),
-        user: bool = typer.Option(False, "--user", help="claude-code: ~/.claude/settings.json (every project)."),
-        chain: bool = typer.Option(False, "--chain", help="git: keep an existing hook and run it before memctl's."),
-        command: str = typer.Option(None, "--command", help="How hooks call memctl (default: memctl if on PATH, else this Python)."),
+        project: bool = typer.Option(
+            False, "--project", help="claude-code: <project>/.claude/settings.json (default)."
+        ),
+        local: bool = typer.Option(
+            False,
+            "--local",
+            help="claude-code: <project>/.claude/settings.local.json (not committed).",
+        ),
+        user: bool = typer.Option(
+            False, "--user", help="claude-code: ~/.claude/settings.json (every project)."
+        ),
+        chain: bool = typer.Option(
+            False, "--chain", help="git: keep an existing hook and run it before memctl's."
+        ),
+        command: str = typer.Option(
+            None,
+            "--command",
+            help="How hooks call memctl (default: memctl if on PATH, else this Python).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print what changed as JSON."),
     ) -> None:
         """Install memctl's hooks, keeping every hook and setting that is already there.
@@ -136,35 +159,56 @@ def register(app: typer.Typer) -> None:
         if target == "git":
             if project or local or user:
                 raise UsageError("--project/--local/--user apply to claude-code only.")
-            result = git_hooks.install_git_hooks(git_hooks.repo_root(Path.cwd()), chain=chain,
-                                                 command_prefix=prefix)
+            result = git_hooks.install_git_hooks(
+                git_hooks.repo_root(Path.cwd()), chain=chain, command_prefix=prefix
+            )
             if as_json:
-                print_json({"hooks_dir": str(result.hooks_dir), "written": result.written,
-                            "unchanged": result.unchanged, "chained": result.chained})
+                print_json(
+                    {
+                        "hooks_dir": str(result.hooks_dir),
+                        "written": result.written,
+                        "unchanged": result.unchanged,
+                        "chained": result.chained,
+                    }
+                )
                 return
-            stdout.print(f"git hooks in {result.hooks_dir}: written {', '.join(result.written) or 'none'}"
-                         + (f"; chained {', '.join(result.chained)}" if result.chained else ""), markup=False)
+            stdout.print(
+                f"git hooks in {result.hooks_dir}: written {', '.join(result.written) or 'none'}"
+                + (f"; chained {', '.join(result.chained)}" if result.chained else ""),
+                markup=False,
+            )
             return
         if chain:
             raise UsageError("--chain applies to git only.")
         path = settings_file(chosen_scope(project, local, user))
         result = claude_code.install_hooks(path, command_prefix=prefix)
         if as_json:
-            print_json({"path": str(path), "created": result.created, "added": result.added,
-                        "updated": result.updated, "unchanged": result.unchanged})
+            print_json(
+                {
+                    "path": str(path),
+                    "created": result.created,
+                    "added": result.added,
+                    "updated": result.updated,
+                    "unchanged": result.unchanged,
+                }
+            )
             return
         if not result.changed:
             stdout.print(f"Already installed in {path}", markup=False)
         else:
             done = ", ".join(result.added + result.updated)
-            stdout.print(f"{'Created' if result.created else 'Updated'} {path}: {done}", markup=False)
+            stdout.print(
+                f"{'Created' if result.created else 'Updated'} {path}: {done}", markup=False
+            )
         _warn_without_store()
 
     @hooks_app.command("uninstall")
     @handles_errors
     def uninstall_command(
         target: str = typer.Argument(..., help="claude-code or git."),
-        project: bool = typer.Option(False, "--project", help="claude-code: project settings (default)."),
+        project: bool = typer.Option(
+            False, "--project", help="claude-code: project settings (default)."
+        ),
         local: bool = typer.Option(False, "--local", help="claude-code: local project settings."),
         user: bool = typer.Option(False, "--user", help="claude-code: user settings."),
         as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
@@ -181,8 +225,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json({"target": target, "where": where, "removed": removed})
             return
-        stdout.print(f"Removed from {where}: {', '.join(removed)}" if removed
-                     else f"Nothing of memctl's in {where}", markup=False)
+        stdout.print(
+            f"Removed from {where}: {', '.join(removed)}"
+            if removed
+            else f"Nothing of memctl's in {where}",
+            markup=False,
+        )
 
     @hooks_app.command("status")
     @handles_errors

@@ -17,7 +17,14 @@ def progress_reporter():
 
     from memctl.cli.output import stderr
 
-    bar = Progress("Embedding", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=stderr, transient=True)
+    bar = Progress(
+        "Embedding",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=stderr,
+        transient=True,
+    )
     task = bar.add_task("embed", total=None)
 
     def update(done: int, total: int) -> None:
@@ -31,7 +38,9 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def index_command(
         ctx: typer.Context,
-        rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and embed every file again."),
+        rebuild: bool = typer.Option(
+            False, "--rebuild", help="Drop the index and embed every file again."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print counts and problems as JSON."),
     ) -> None:
         """Sync the index with the files: embed new or changed files, drop deleted ones."""

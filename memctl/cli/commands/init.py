@@ -12,7 +12,9 @@ def register(app: typer.Typer) -> None:
     @app.command("init")
     @handles_errors
     def init_command(
-        directory: Path = typer.Argument(Path("."), help="Project folder; the store is created as DIR/.memory."),
+        directory: Path = typer.Argument(
+            Path("."), help="Project folder; the store is created as DIR/.memory."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Create a memory store (.memory/ with config.yaml, README and .gitignore)."""
@@ -21,4 +23,4 @@ def register(app: typer.Typer) -> None:
             print_json({"store": str(store.root)})
         else:
             stdout.print(f"Created {store.root}")
-            stdout.print("Next: memctl add \"something worth remembering\"")
+            stdout.print('Next: memctl add "something worth remembering"')

@@ -15,6 +15,6 @@ def register(app: typer.Typer) -> None:
         Example client entry: {"command": "memctl", "args": ["mcp"]}, started in the project folder.
         """
         store = current_store(ctx)
-        from memctl.integrations.mcp_server import serve_stdio
+        from memctl.mcp.server import serve_stdio
 
         serve_stdio(store)

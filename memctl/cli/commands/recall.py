@@ -7,9 +7,9 @@ from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
-from memctl.errors import UsageError
+from memctl.core.errors import UsageError
 from memctl.service import recall, sync_index
-from memctl.service.recall import MODES, Hit, start_query_embedding
+from memctl.service.retrieval.recall import MODES, Hit, start_query_embedding
 
 FORMATS = ("table", "json", "context")
 
@@ -52,14 +52,24 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def recall_command(
         ctx: typer.Context,
-        query: str = typer.Argument(..., help="What you want to remember, in your own words or an exact identifier."),
-        k: int = typer.Option(None, "-k", "--limit", help="How many memories to return (config recall.k, 5)."),
+        query: str = typer.Argument(
+            ..., help="What you want to remember, in your own words or an exact identifier."
+        ),
+        k: int = typer.Option(
+            None, "-k", "--limit", help="How many memories to return (config recall.k, 5)."
+        ),
         types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
-        tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag; repeatable."),
+        tags: list[str] = typer.Option(
+            [], "--tag", help="Only memories with this tag; repeatable."
+        ),
         agent: str = typer.Option(None, "--agent", help="Only memories written by this agent."),
         mode: str = typer.Option("hybrid", "--mode", help=f"Retrieval: {', '.join(MODES)}."),
-        output_format: str = typer.Option("table", "--format", "-f", help=f"Output: {', '.join(FORMATS)}."),
-        include_archived: bool = typer.Option(False, "--include-archived", help="Also search archive/."),
+        output_format: str = typer.Option(
+            "table", "--format", "-f", help=f"Output: {', '.join(FORMATS)}."
+        ),
+        include_archived: bool = typer.Option(
+            False, "--include-archived", help="Also search archive/."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     ) -> None:
         """Find memories by meaning and by exact words (vector + BM25, fused).
@@ -67,17 +77,29 @@ def register(app: typer.Typer) -> None:
         Example: memctl recall "how do we deploy" -k 3 --format context
         """
         if output_format not in FORMATS:
-            raise UsageError(f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}.")
+            raise UsageError(
+                f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."
+            )
         store = current_store(ctx)
-        vector = start_query_embedding(query) if mode in ("hybrid", "vector") and query.strip() else None
+        vector = (
+            start_query_embedding(query) if mode in ("hybrid", "vector") and query.strip() else None
+        )
         report = sync_index(store)
         warn_problems(report.problems)
         if include_archived:
             warn_problems(sync_index(store, archive=True).problems)
         limit = k if k is not None else int(store.section("recall").get("k", 5))
         hits = recall(
-            store, query, k=limit, mode=mode, types=types or None, tags=tags or None,
-            agent=agent, include_archived=include_archived, sync=False, query_vector=vector,
+            store,
+            query,
+            k=limit,
+            mode=mode,
+            types=types or None,
+            tags=tags or None,
+            agent=agent,
+            include_archived=include_archived,
+            sync=False,
+            query_vector=vector,
         )
         if as_json or output_format == "json":
             print_json([hit.to_dict() for hit in hits])
@@ -92,5 +114,7 @@ def register(app: typer.Typer) -> None:
                 table.add_column(column)
             for hit in hits:
                 shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
-                table.add_row(f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{shown}")
+                table.add_row(
+                    f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{shown}"
+                )
             stdout.print(table)

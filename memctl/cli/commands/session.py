@@ -8,8 +8,8 @@ from memctl.cli.commands.add import read_text_argument
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_store
 from memctl.core.conversation import ROLES
-from memctl.errors import MemctlError
-from memctl.service.session import (
+from memctl.core.errors import MemctlError
+from memctl.service.lifecycle.session import (
     FoldReport,
     SessionView,
     add_turn,
@@ -109,9 +109,11 @@ def register(app: typer.Typer) -> None:
             return
         report_folds(result.folds)
         if result.redacted:
-            from memctl.service.redaction import describe_counts
+            from memctl.service.memories.redaction import describe_counts
 
-            stdout.print(f"Redacted before storing: {describe_counts(result.redacted)}", markup=False)
+            stdout.print(
+                f"Redacted before storing: {describe_counts(result.redacted)}", markup=False
+            )
         view = result.view
         stdout.print(
             f"Added {'an' if role[0] in 'aeiou' else 'a'} {role} turn to {session} "

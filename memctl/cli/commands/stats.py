@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
     ) -> None:
         """Counts by type and scope, the archive, the index on disk, decay scores."""
-        from memctl.service.stats import store_stats
+        from memctl.service.lifecycle.stats import store_stats
 
         store = current_store(ctx)
         stats = store_stats(store, parse_now(now))
@@ -29,15 +29,19 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(stats)
             return
-        stdout.print(f"{stats['memories']} memories ({stats['pinned']} pinned, "
-                     f"{stats['accessed']} recalled at least once), {stats['archived']} archived")
+        stdout.print(
+            f"{stats['memories']} memories ({stats['pinned']} pinned, "
+            f"{stats['accessed']} recalled at least once), {stats['archived']} archived"
+        )
         stdout.print("by type:  " + _counts(stats["by_type"]))
         stdout.print("by scope: " + _counts(stats["by_scope"]))
         index = stats["index"]
         stdout.print(f"index: {_size(index['bytes'])} in {index['path']}", markup=False)
         for name, table in index["tables"].items():
-            stdout.print(f"  {name}: {table['rows']} rows, {table['versions']} versions, "
-                         f"{_size(table['bytes'])}")
+            stdout.print(
+                f"  {name}: {table['rows']} rows, {table['versions']} versions, "
+                f"{_size(table['bytes'])}"
+            )
         histogram = stats["decay"]["histogram"]
         stdout.print(f"decay scores ({stats['decay']['to_archive']} would be archived now):")
         top = max((b["count"] for b in histogram), default=0) or 1

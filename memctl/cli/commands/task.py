@@ -5,7 +5,13 @@ import typer
 from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store
 from memctl.core.task import STEP_STATUSES, render_task
-from memctl.service.task import begin_task, current_task, finish_task, note_task, step_task
+from memctl.service.lifecycle.task import (
+    begin_task,
+    current_task,
+    finish_task,
+    note_task,
+    step_task,
+)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stderr, stdout, warn_problems
 from memctl.cli.state import current_store
-from memctl.errors import UsageError
+from memctl.core.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -16,7 +16,9 @@ def register(app: typer.Typer) -> None:
     def watch_command(
         ctx: typer.Context,
         quiet: float = typer.Option(0.5, "--quiet", help="Seconds without changes before a sync."),
-        poll: bool = typer.Option(False, "--poll", help="Poll the disk instead of OS events (network drives)."),
+        poll: bool = typer.Option(
+            False, "--poll", help="Poll the disk instead of OS events (network drives)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object per sync."),
     ) -> None:
         """Keep the index in sync while files are edited by hand or by git; Ctrl-C stops.
@@ -50,8 +52,17 @@ def register(app: typer.Typer) -> None:
         stop = threading.Event()
         try:
             sync(0)  # start from an index that matches the files
-            watch_store(store.root, sync, stop, quiet_s=quiet, poll=poll, on_error=report_error,
-                        on_ready=lambda: stderr.print(f"Watching {store.root} (Ctrl-C to stop)", markup=False))
+            watch_store(
+                store.root,
+                sync,
+                stop,
+                quiet_s=quiet,
+                poll=poll,
+                on_error=report_error,
+                on_ready=lambda: stderr.print(
+                    f"Watching {store.root} (Ctrl-C to stop)", markup=False
+                ),
+            )
         except KeyboardInterrupt:
             stop.set()
         stderr.print("Stopped watching.")

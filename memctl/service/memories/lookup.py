@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memctl.config import Store
+from memctl.core.errors import InvalidMemoryFile, MemoryNotFound
 from memctl.core.memory import Memory
-from memctl.errors import InvalidMemoryFile, MemoryNotFound
 from memctl.store.files import find_by_id, read_memory, scan_files
 
 

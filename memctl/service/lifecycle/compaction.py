@@ -17,13 +17,13 @@ from memctl.core.consolidation import (
     group_topic,
     render_knowledge_body,
 )
+from memctl.core.errors import MemctlError
 from memctl.core.memory import Memory, now_iso, slugify
 from memctl.core.sync import embed_hash
-from memctl.errors import MemctlError
-from memctl.service.episodes import with_embeddings
-from memctl.service.lookup import list_memories
-from memctl.service.session import FoldReport, end_idle_sessions, trim_sessions
-from memctl.service.writing import build_memory
+from memctl.service.lifecycle.episodes import with_embeddings
+from memctl.service.lifecycle.session import FoldReport, end_idle_sessions, trim_sessions
+from memctl.service.memories.add import build_memory
+from memctl.service.memories.lookup import list_memories
 from memctl.store.files import path_for, write_memory
 
 KNOWLEDGE_SYSTEM = (
@@ -157,7 +157,7 @@ def consolidate(
                 mark_consolidated(store, by_id[member_id][0], member_id, knowledge.id, now)
         done.append(item)
     if done and not dry_run:
-        from memctl.service.indexing import sync_index
+        from memctl.service.retrieval.indexing import sync_index
 
         sync_index(store)
     return done, listing.problems
@@ -167,7 +167,7 @@ def _similarity(store: Store, memories: Sequence[Memory]):
     """Cosine similarity of the episodes, from the index's vectors where it has them."""
     import numpy as np
 
-    from memctl.service.indexing import MODEL_ID, index_text, open_index
+    from memctl.service.retrieval.indexing import MODEL_ID, index_text, open_index
 
     texts = [index_text(m) for m in memories]
     hashes = [embed_hash(MODEL_ID, t) for t in texts]
@@ -181,7 +181,7 @@ def _similarity(store: Store, memories: Sequence[Memory]):
         from memctl.integrations.embedder import get_embedder
 
         embedded = get_embedder().embed([texts[i] for i in missing])
-        for i, vector in zip(missing, embedded):
+        for i, vector in zip(missing, embedded, strict=False):
             vectors[i] = vector
     for i, h in enumerate(hashes):
         if h in known:
@@ -280,7 +280,7 @@ def mark_consolidated(
     store: Store, relpath: str, episode_id: str, knowledge_id: str, now: float | None = None
 ) -> None:
     """Record in the episode's front matter that it was consolidated (the file stays)."""
-    from memctl.service.merging import rewrite_memory
+    from memctl.service.memories.add import rewrite_memory
 
     stamp = now_iso(now)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
+from memctl.core.errors import InvalidMemoryFile, MemoryNotFound
 from memctl.core.memory import Memory
-from memctl.errors import InvalidMemoryFile, MemoryNotFound
-from memctl.service.decaying import log_path, scan_memories
-from memctl.service.indexing import manifest_name, open_index
+from memctl.service.lifecycle.decaying import log_path, scan_memories
+from memctl.service.retrieval.indexing import manifest_name, open_index
 from memctl.store.access import ACCESS_FILENAME, drop_access
 from memctl.store.files import atomic_write, file_lock, paths_with_id, read_memory, scan_files
 from memctl.store.index import Manifest
@@ -62,7 +62,9 @@ def forget_memories(store: Store, ids: list[str]) -> list[ForgetResult]:
     """Forget these memories. Every id is checked first: an unknown one removes nothing."""
     ids = list(dict.fromkeys(ids))
     files = scan_files(store.root, include_archived=True)
-    manifests = {archive: Manifest.load(store.index_dir, manifest_name(archive)) for archive in (False, True)}
+    manifests = {
+        archive: Manifest.load(store.index_dir, manifest_name(archive)) for archive in (False, True)
+    }
     results = []
     for memory_id in ids:
         paths = paths_with_id(store.root, memory_id, files)
@@ -103,7 +105,7 @@ def committed_paths(root: Path, relpaths: list[str]) -> list[str]:
     for relpath in relpaths:
         candidates = [relpath]
         if relpath.startswith("archive/"):
-            candidates.append(relpath[len("archive/"):])  # where it lived before decay moved it
+            candidates.append(relpath[len("archive/") :])  # where it lived before decay moved it
         for candidate in candidates:
             path = str(root / candidate)
             if _git(Path(top), "log", "--all", "--oneline", "-1", "--", path):
@@ -113,8 +115,13 @@ def committed_paths(root: Path, relpaths: list[str]) -> list[str]:
 
 def _git(cwd: Path, *args: str) -> str:
     try:
-        done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(cwd), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return ""  # no git, or it hangs: nothing to report
     return done.stdout.strip() if done.returncode == 0 else ""
@@ -171,7 +178,9 @@ def _scrub_state(store: Store, ids: set[str]) -> None:
             continue
         cleaned = _without(data, ids)
         if cleaned != data:
-            atomic_write(path, (json.dumps(cleaned, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+            atomic_write(
+                path, (json.dumps(cleaned, indent=1, sort_keys=True) + "\n").encode("utf-8")
+            )
 
 
 def _without(value: Any, ids: set[str]) -> Any:
@@ -185,8 +194,11 @@ def _without(value: Any, ids: set[str]) -> Any:
 def _state_mentions(store: Store, memory_id: str) -> list[Path]:
     """State files and the archive log where the id appears (after forget: what was left alone)."""
     places = sorted(store.state_dir.rglob("*")) if store.state_dir.is_dir() else []
-    return [p for p in [*places, log_path(store)]
-            if p.is_file() and not p.name.endswith(".lock") and _mentions(p, {memory_id})]
+    return [
+        p
+        for p in [*places, log_path(store)]
+        if p.is_file() and not p.name.endswith(".lock") and _mentions(p, {memory_id})
+    ]
 
 
 def _mentions(path: Path, ids: set[str]) -> bool:

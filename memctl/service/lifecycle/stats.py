@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.service.decaying import plan, scan_memories
-from memctl.service.indexing import open_index
+from memctl.service.lifecycle.decaying import plan, scan_memories
+from memctl.service.retrieval.indexing import open_index
 from memctl.store.access import load_access
 
 HISTOGRAM_BINS = 10
@@ -43,8 +43,10 @@ def score_histogram(scores: list[float], bins: int = HISTOGRAM_BINS) -> list[dic
     counts = [0] * bins
     for score in scores:
         counts[min(bins - 1, max(0, int(score * bins)))] += 1
-    return [{"from": round(i / bins, 3), "to": round((i + 1) / bins, 3), "count": counts[i]}
-            for i in range(bins)]
+    return [
+        {"from": round(i / bins, 3), "to": round((i + 1) / bins, 3), "count": counts[i]}
+        for i in range(bins)
+    ]
 
 
 def index_stats(store: Store) -> dict[str, Any]:
@@ -53,8 +55,11 @@ def index_stats(store: Store) -> dict[str, Any]:
         index = open_index(store, archive)
         if index.exists():
             dataset = index.dataset()
-            tables[index.table] = {"rows": dataset.count_rows(), "versions": len(dataset.versions()),
-                                   "bytes": _size(index.table_dir)}
+            tables[index.table] = {
+                "rows": dataset.count_rows(),
+                "versions": len(dataset.versions()),
+                "bytes": _size(index.table_dir),
+            }
     return {"path": str(store.index_dir), "bytes": _size(store.index_dir), "tables": tables}
 
 

@@ -15,8 +15,8 @@ from memctl.core.episodes import (
     render_episode_body,
     roll_summary,
 )
-from memctl.errors import MemctlError, ModelUnavailable
-from memctl.service.writing import AddResult, add_memory
+from memctl.core.errors import MemctlError, ModelUnavailable
+from memctl.service.memories.add import AddResult, add_memory
 
 EPISODE_SYSTEM = (
     "You turn conversation turns into a memory record for an AI agent. Use only what the turns "

@@ -12,6 +12,7 @@ from typing import Any
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
 from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
+from memctl.core.errors import InvalidMemoryFile, UsageError
 from memctl.core.memory import Memory, parse_time
 from memctl.core.ranking import (
     contains_identifier,
@@ -22,8 +23,7 @@ from memctl.core.ranking import (
     sequence_neighbours,
     spread_to_neighbours,
 )
-from memctl.errors import InvalidMemoryFile, UsageError
-from memctl.service.indexing import open_index, sync_index
+from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.store.access import record_access
 from memctl.store.files import read_memory
 from memctl.store.index import sql_quote
@@ -67,7 +67,9 @@ def build_filter(types=None, tags=None, agent=None) -> str | None:
     if types:
         clauses.append("type IN (" + ",".join(sql_quote(t) for t in types) + ")")
     for tag in tags or ():
-        clauses.append(f"tags LIKE {sql_quote('%,' + tag.replace('%', '').replace('_', '_') + ',%')}")
+        clauses.append(
+            f"tags LIKE {sql_quote('%,' + tag.replace('%', '').replace('_', '_') + ',%')}"
+        )
     if agent:
         clauses.append(f"agent = {sql_quote(agent)}")
     return " AND ".join(clauses) or None
@@ -123,7 +125,11 @@ def recall(
         chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
 
     sources: dict[str, set[str]] = {}
-    for name, found in (("vector", vector_rows), ("bm25", text_rows), ("identifier", identifier_rows)):
+    for name, found in (
+        ("vector", vector_rows),
+        ("bm25", text_rows),
+        ("identifier", identifier_rows),
+    ):
         for row in found or ():
             sources.setdefault(row["id"], set()).add(name)
     scores = _best_chunks(rows, chunk_rows, chunk_scores)
@@ -133,13 +139,18 @@ def recall(
     _add_recency_bonus(scores, rows, settings, top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))[:k]
-    hits = [hit for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, set())) for i in ranked) if hit]
+    hits = [
+        hit
+        for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, set())) for i in ranked)
+        if hit
+    ]
     _count_access(store, hits)
     return hits
 
 
-def _fuse(settings: dict, vector_rows: list[dict] | None, text_rows: list[dict] | None,
-          chunk_rows: dict) -> tuple[dict[tuple[str, int], float], float]:
+def _fuse(
+    settings: dict, vector_rows: list[dict] | None, text_rows: list[dict] | None, chunk_rows: dict
+) -> tuple[dict[tuple[str, int], float], float]:
     """One score per chunk from the retrievers that ran (None: that side did not run), and the
     score the top candidate of the weaker retriever gets alone: the scale of the bonuses."""
     lists, weights = [], []
@@ -152,13 +163,20 @@ def _fuse(settings: dict, vector_rows: list[dict] | None, text_rows: list[dict] 
     fusion = settings.get("fusion", "zscore")
     if fusion == "rrf":
         rank_k = int(settings.get("rrf_k", 60))
-        fused = reciprocal_rank_fusion([[key for key, _ in scored] for scored in lists], weights, rank_k)
+        fused = reciprocal_rank_fusion(
+            [[key for key, _ in scored] for scored in lists], weights, rank_k
+        )
         return fused, min(weights) / (rank_k + 1)
     if fusion not in FUSION_SCALES:
-        raise UsageError(f"config.yaml: recall.fusion is '{fusion}'; expected one of: "
-                         f"{', '.join([*FUSION_SCALES, 'rrf'])}.")
+        raise UsageError(
+            f"config.yaml: recall.fusion is '{fusion}'; expected one of: "
+            f"{', '.join([*FUSION_SCALES, 'rrf'])}."
+        )
     normalized = [normalized_scores(scored, FUSION_SCALES[fusion]) for scored in lists]
-    tops = [weight * max(scores.values(), default=1.0) for scores, weight in zip(normalized, weights)]
+    tops = [
+        weight * max(scores.values(), default=1.0)
+        for scores, weight in zip(normalized, weights, strict=False)
+    ]
     return score_fusion(normalized, weights), min(tops)
 
 
@@ -209,8 +227,9 @@ def _best_chunks(rows: dict[str, dict], chunk_rows: dict, chunk_scores: dict) ->
     return {memory_id: score for memory_id, (score, _) in best.items()}
 
 
-def _add_recency_bonus(scores: dict[str, float], rows: dict[str, dict], settings: dict,
-                       top_rank: float) -> None:
+def _add_recency_bonus(
+    scores: dict[str, float], rows: dict[str, dict], settings: dict, top_rank: float
+) -> None:
     """Fresh memories gain at most a share of one retriever's top score: added, never multiplied."""
     share, half_life = recency_settings(settings)
     if share <= 0:
@@ -244,6 +263,7 @@ def _search_text(indexes, query: str, limit: int, where: str | None) -> list[dic
 
 def start_query_embedding(query: str) -> Future:
     """Embed the query in a thread, so loading the model overlaps other start-up work."""
+
     def run():
         from memctl.integrations.query_embedder import get_query_embedder
 

@@ -15,15 +15,19 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core import agent_files
+from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
-from memctl.errors import InvalidMemoryFile, MemctlError, UsageError
-from memctl.service.lookup import list_memories
-from memctl.service.writing import AddResult, add_memory, build_memory
+from memctl.service.memories.add import AddResult, add_memory, build_memory
+from memctl.service.memories.lookup import list_memories
 from memctl.store.files import atomic_write
 
 FORMATS = ("jsonl", "claude-md", "agents-md", "cursor-rules")
-DEFAULT_TARGETS = {"claude-md": "CLAUDE.md", "agents-md": "AGENTS.md", "cursor-rules": ".cursor/rules"}
+DEFAULT_TARGETS = {
+    "claude-md": "CLAUDE.md",
+    "agents-md": "AGENTS.md",
+    "cursor-rules": ".cursor/rules",
+}
 IMPORT_FORMATS = ("jsonl", "markdown", "mdc")
 STDOUT = "-"
 
@@ -44,14 +48,19 @@ class ImportRefused(MemctlError):
 class ExportResult:
     format: str
     exported: int
-    omitted: int                       # left out by the token budget
+    omitted: int  # left out by the token budget
     written: list[Path] = field(default_factory=list)
     removed: list[Path] = field(default_factory=list)
-    text: str | None = None            # the output, when it goes to stdout
+    text: str | None = None  # the output, when it goes to stdout
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": self.format, "exported": self.exported, "omitted": self.omitted,
-                "written": [str(p) for p in self.written], "removed": [str(p) for p in self.removed]}
+        return {
+            "format": self.format,
+            "exported": self.exported,
+            "omitted": self.omitted,
+            "written": [str(p) for p in self.written],
+            "removed": [str(p) for p in self.removed],
+        }
 
 
 @dataclass
@@ -59,13 +68,17 @@ class ImportResult:
     source: Path
     format: str
     added: list[AddResult] = field(default_factory=list)
-    merged: list[AddResult] = field(default_factory=list)         # into (or updating) a memory
-    skipped: list[dict[str, Any]] = field(default_factory=list)   # {line, reason, id?}
+    merged: list[AddResult] = field(default_factory=list)  # into (or updating) a memory
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # {line, reason, id?}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": str(self.source), "format": self.format,
-                "added": [r.to_dict() for r in self.added],
-                "merged": [r.to_dict() for r in self.merged], "skipped": self.skipped}
+        return {
+            "source": str(self.source),
+            "format": self.format,
+            "added": [r.to_dict() for r in self.added],
+            "merged": [r.to_dict() for r in self.merged],
+            "skipped": self.skipped,
+        }
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -78,9 +91,16 @@ def memory_record(memory: Memory) -> dict[str, Any]:
     return record
 
 
-def export_memories(store: Store, fmt: str, *, project_root: Path, output: str | None = None,
-                    types: list[str] | None = None, budget: int | None = None,
-                    include_private: bool | None = None) -> ExportResult:
+def export_memories(
+    store: Store,
+    fmt: str,
+    *,
+    project_root: Path,
+    output: str | None = None,
+    types: list[str] | None = None,
+    budget: int | None = None,
+    include_private: bool | None = None,
+) -> ExportResult:
     """Write memories in `fmt`; `output` "-" returns the text instead of writing it.
 
     JSONL takes every memory (private ones too) unless `include_private` is False; the agent
@@ -146,15 +166,19 @@ def _deliver(result: ExportResult, text: str, output: str | None) -> ExportResul
     return result
 
 
-def _write_cursor_rules(result: ExportResult, selection: agent_files.Selection,
-                        output: str | None, root: Path) -> ExportResult:
+def _write_cursor_rules(
+    result: ExportResult, selection: agent_files.Selection, output: str | None, root: Path
+) -> ExportResult:
     if output == STDOUT:
-        result.text = "\n".join(agent_files.cursor_rule(kind, memories)
-                                for kind, memories in selection.by_type.items())
+        result.text = "\n".join(
+            agent_files.cursor_rule(kind, memories) for kind, memories in selection.by_type.items()
+        )
         return result
     folder = Path(output) if output else root / DEFAULT_TARGETS["cursor-rules"]
-    wanted = {folder / f"memctl-{kind}.mdc": agent_files.cursor_rule(kind, memories)
-              for kind, memories in selection.by_type.items()}
+    wanted = {
+        folder / f"memctl-{kind}.mdc": agent_files.cursor_rule(kind, memories)
+        for kind, memories in selection.by_type.items()
+    }
     for path, text in wanted.items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             atomic_write(path, text.encode("utf-8"))
@@ -197,7 +221,9 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
     """
     fmt = fmt or detect_import_format(path)
     if fmt not in IMPORT_FORMATS:
-        raise UsageError(f"Unknown import format '{fmt}'. Choose one of: {', '.join(IMPORT_FORMATS)}.")
+        raise UsageError(
+            f"Unknown import format '{fmt}'. Choose one of: {', '.join(IMPORT_FORMATS)}."
+        )
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -217,7 +243,9 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
     try:
         for item in accepted:
             # Checked above: redacted, valid, and past the low-value gate (or a restore).
-            added = add_memory(store, item.text, sync=False, redact=False, force=True, **item.fields)
+            added = add_memory(
+                store, item.text, sync=False, redact=False, force=True, **item.fields
+            )
             added.redacted = item.redacted
             (result.added if added.action == "created" else result.merged).append(added)
             written += 1
@@ -227,22 +255,24 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
             f"memories: {exc}\nRunning the import again skips what is already in the store."
         ) from exc
     if written:
-        from memctl.service.indexing import sync_index
+        from memctl.service.retrieval.indexing import sync_index
 
         sync_index(store)
     return result
 
 
-def _accepted_items(store: Store, pending: list[_Pending], skipped: list[dict[str, Any]]) -> list[_Pending]:
+def _accepted_items(
+    store: Store, pending: list[_Pending], skipped: list[dict[str, Any]]
+) -> list[_Pending]:
     """The items to write, redacted; the others go to `skipped` with their line and reason."""
     from memctl.core.quality import low_value_reason
-    from memctl.service.redaction import redact_memory_fields
+    from memctl.service.memories.redaction import redact_memory_fields
 
     min_chars = int(store.section("write").get("min_chars", 12))
     existing = list_memories(store, include_archived=True).memories
     known_ids = {m.id for _, m in existing}
     known_texts = {_normal(m.body) for _, m in existing}
-    lines_by_id: dict[str, int] = {}      # earlier items of this file
+    lines_by_id: dict[str, int] = {}  # earlier items of this file
     lines_by_text: dict[str, int] = {}
     accepted = []
     for item in pending:
@@ -267,7 +297,9 @@ def _accepted_items(store: Store, pending: list[_Pending], skipped: list[dict[st
             low_value = low_value_reason(memory.body, min_chars)
             reason = f"refused as low value: {low_value}" if low_value else None
         if reason:
-            skipped.append({"line": item.line, "reason": reason, **({"id": memory_id} if memory_id else {})})
+            skipped.append(
+                {"line": item.line, "reason": reason, **({"id": memory_id} if memory_id else {})}
+            )
             continue
         accepted.append(_Pending(item.line, text, fields, counts))
         lines_by_id.setdefault(memory.id, item.line)
@@ -279,8 +311,20 @@ def _normal(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-_RECORD_FIELDS = {"title", "type", "tags", "importance", "confidence", "source", "agent",
-                  "created", "updated", "expires", "pinned", "relations"}
+_RECORD_FIELDS = {
+    "title",
+    "type",
+    "tags",
+    "importance",
+    "confidence",
+    "source",
+    "agent",
+    "created",
+    "updated",
+    "expires",
+    "pinned",
+    "relations",
+}
 
 
 def _read_jsonl(text: str, path: Path) -> list[_Pending]:
@@ -345,12 +389,15 @@ def _read_agent_file(text: str, path: Path, fmt: str) -> list[_Pending]:
         default_type = agent_files.type_for_heading(front.get("description", ""))
         if front.get("globs"):
             extra["globs"] = front["globs"]
-    items = agent_files.read_instructions(text, first_line=first_line, default_type=default_type,
-                                          source=str(path))
+    items = agent_files.read_instructions(
+        text, first_line=first_line, default_type=default_type, source=str(path)
+    )
     pending = []
     for item in items:
         fields: dict[str, Any] = {
-            "type": item.type, "title": item.title, "source": "external_data",
+            "type": item.type,
+            "title": item.title,
+            "source": "external_data",
             "tags": [slugify(item.heading, 32)] if item.heading else [],
             "extra": {"imported_from": f"{path.name}:{item.line}", **extra},
         }

@@ -9,18 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from memctl.agents.git_hooks import staged_content, staged_paths
 from memctl.config import PRIVATE_DIRNAME, Store
+from memctl.core.errors import InvalidMemoryFile
 from memctl.core.frontmatter import parse_memory
-from memctl.errors import InvalidMemoryFile
-from memctl.integrations.git_hooks import staged_content, staged_paths
-from memctl.store.files import default_id, default_type, is_memory_filename
+from memctl.core.memory import is_memory_filename
+from memctl.store.files import default_id, default_type
 
 _ROOT_FILES = {"README.md", "CHANGELOG.md"}
 
 
 @dataclass(frozen=True)
 class StagedProblem:
-    path: str     # as git shows it, relative to the repository root
+    path: str  # as git shows it, relative to the repository root
     line: int
     problem: str
 
@@ -50,24 +51,38 @@ def check_staged(repo: Path, store: Store) -> list[StagedProblem]:
         if relpath is None:
             continue
         if relpath.split("/", 1)[0] == PRIVATE_DIRNAME:
-            problems.append(StagedProblem(repo_path, 1, "private memory staged; private/ stays "
-                                          "out of git (unstage it with `git restore --staged`)"))
+            problems.append(
+                StagedProblem(
+                    repo_path,
+                    1,
+                    "private memory staged; private/ stays "
+                    "out of git (unstage it with `git restore --staged`)",
+                )
+            )
             continue
-        problems.extend(check_memory_bytes(repo_path, relpath, staged_content(repo, repo_path),
-                                           store))
+        problems.extend(
+            check_memory_bytes(repo_path, relpath, staged_content(repo, repo_path), store)
+        )
     return problems
 
 
-def check_memory_bytes(shown_path: str, relpath: str, raw: bytes,
-                       store: Store) -> list[StagedProblem]:
+def check_memory_bytes(
+    shown_path: str, relpath: str, raw: bytes, store: Store
+) -> list[StagedProblem]:
     """Parse errors (including conflict markers), then unredacted secrets, of one file."""
     try:
         parse_memory(shown_path, raw, default_id(relpath), default_type(relpath))
     except InvalidMemoryFile as exc:
         return [StagedProblem(shown_path, exc.line, exc.problem)]
-    return [StagedProblem(shown_path, line, f"unredacted {kind}; remove it or replace it with "
-                          f"[REDACTED_{kind.upper()}] (memctl add redacts on its own)")
-            for line, kind in find_secrets(raw.decode("utf-8", errors="replace"), store)]
+    return [
+        StagedProblem(
+            shown_path,
+            line,
+            f"unredacted {kind}; remove it or replace it with "
+            f"[REDACTED_{kind.upper()}] (memctl add redacts on its own)",
+        )
+        for line, kind in find_secrets(raw.decode("utf-8", errors="replace"), store)
+    ]
 
 
 def _redaction_on(store: Store) -> bool:
@@ -83,8 +98,10 @@ def find_secrets(text: str, store: Store) -> list[tuple[int, str]]:
     except ImportError:
         return []
     settings = store.section("redaction")
-    options = {"disabled": settings.get("disabled") or (),
-               "extra_patterns": settings.get("patterns") or None}
+    options = {
+        "disabled": settings.get("disabled") or (),
+        "extra_patterns": settings.get("patterns") or None,
+    }
     whole = redact(text, **options)
     if not whole.total:
         return []
@@ -99,8 +116,9 @@ def find_secrets(text: str, store: Store) -> list[tuple[int, str]]:
 
 
 def _first_changed_line(original: str, redacted: str) -> int:
-    for number, (before, after) in enumerate(zip(original.splitlines(), redacted.splitlines()),
-                                             start=1):
+    for number, (before, after) in enumerate(
+        zip(original.splitlines(), redacted.splitlines(), strict=False), start=1
+    ):
         if before != after:
             return number
     return 1

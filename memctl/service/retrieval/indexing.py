@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
+from memctl.core.errors import InvalidMemoryFile
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
 from memctl.core.sequences import contextual_text, ordered_members, predecessors
@@ -18,7 +19,6 @@ from memctl.core.sync import (
     plan_sync,
     stat_fingerprint,
 )
-from memctl.errors import InvalidMemoryFile
 from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
 from memctl.store.index import (
     ARCHIVE_MANIFEST,
@@ -65,7 +65,9 @@ def indexed_files(store: Store, archive: bool = False) -> dict[str, FileStat]:
     """The files an index covers: archive/ only, or everything but archive/."""
     if not archive:
         return scan_files(store.root, include_archived=False)
-    return {p: s for p, s in scan_files(store.root, include_archived=True).items() if is_archived(p)}
+    return {
+        p: s for p, s in scan_files(store.root, include_archived=True).items() if is_archived(p)
+    }
 
 
 SEQUENCE_KEYS = ("session_id", "conversation_id")
@@ -101,8 +103,9 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
     }
 
 
-def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = None,
-               archive: bool = False) -> SyncReport:
+def sync_index(
+    store: Store, rebuild: bool = False, progress: Progress | None = None, archive: bool = False
+) -> SyncReport:
     """Bring the index up to date with the files. Safe to call before every read.
 
     `archive` selects the separate index over archive/; the main one never holds archived files.
@@ -120,13 +123,19 @@ def sync_index(store: Store, rebuild: bool = False, progress: Progress | None = 
         manifest = Manifest(MODEL_ID, DIMENSION, {}, INDEX_RECIPE)
         report.rebuilt = True
     elif manifest.recipe != INDEX_RECIPE and manifest.files:
-        manifest.files = {p: dataclasses.replace(e, mtime_ns=-1, file_hash="") for p, e in manifest.files.items()}
+        manifest.files = {
+            p: dataclasses.replace(e, mtime_ns=-1, file_hash="") for p, e in manifest.files.items()
+        }
     plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)
     report.unchanged = sum(1 for p in plan.unchanged if manifest.files[p].problem is None)
-    report.problems = [manifest.files[p].problem for p in plan.unchanged if manifest.files[p].problem]
+    report.problems = [
+        manifest.files[p].problem for p in plan.unchanged if manifest.files[p].problem
+    ]
     if not plan.check and not plan.removed and not report.rebuilt:
         try:
-            manifest.save_stamp(store.index_dir, manifest_name(archive))  # the next no-op is cheaper
+            manifest.save_stamp(
+                store.index_dir, manifest_name(archive)
+            )  # the next no-op is cheaper
         except OSError:
             pass  # Why: a read-only store still syncs the slow way; nothing is wrong with it.
         return report
@@ -143,7 +152,9 @@ def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bo
     current = (MODEL_ID, DIMENSION, INDEX_RECIPE)
     if not stamp or (stamp.get("model"), stamp.get("dim"), stamp.get("recipe")) != current:
         return False
-    if stamp.get("fingerprint") != stat_fingerprint({p: (s.mtime_ns, s.size) for p, s in stats.items()}):
+    if stamp.get("fingerprint") != stat_fingerprint(
+        {p: (s.mtime_ns, s.size) for p, s in stats.items()}
+    ):
         return False
     if stats and not index.exists():
         return False
@@ -156,7 +167,9 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
     files = dict(manifest.files)
     delete_ids: list[str] = []
     derived: dict[str, Memory] = {}  # relpath -> memory whose rows are (re)written
-    seen_ids = {e.id: p for p, e in files.items() if e.id and p not in plan.check and p not in plan.removed}
+    seen_ids = {
+        e.id: p for p, e in files.items() if e.id and p not in plan.check and p not in plan.removed
+    }
 
     for relpath in plan.removed:
         old = files.pop(relpath)
@@ -170,7 +183,9 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
         try:
             raw = (store.root / relpath).read_bytes()
         except OSError as exc:
-            report.problems.append({"path": str(store.root / relpath), "line": 0, "problem": f"unreadable: {exc}"})
+            report.problems.append(
+                {"path": str(store.root / relpath), "line": 0, "problem": f"unreadable: {exc}"}
+            )
             continue  # Why: an unreadable file is "changed", never "deleted"; keep its old rows.
         fhash = file_hash(raw)
         if old is not None and old.file_hash == fhash:
@@ -183,7 +198,11 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
         try:
             memory = read_memory(store.root, relpath, raw)
             if memory.id in seen_ids and seen_ids[memory.id] != relpath:
-                raise InvalidMemoryFile(store.root / relpath, 2, f"duplicate id '{memory.id}' (also in {seen_ids[memory.id]})")
+                raise InvalidMemoryFile(
+                    store.root / relpath,
+                    2,
+                    f"duplicate id '{memory.id}' (also in {seen_ids[memory.id]})",
+                )
         except InvalidMemoryFile as exc:
             problem = exc.to_dict()
             report.problems.append(problem)
@@ -200,8 +219,16 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
             report.added += 1
         delete_ids.append(memory.id)  # a moved file: drop the row stored under its old path
         derived[relpath] = memory
-        files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, None, memory.id, None,
-                                     sequence_of(memory), _order_key(memory))
+        files[relpath] = IndexedFile(
+            stat.mtime_ns,
+            stat.size,
+            fhash,
+            None,
+            memory.id,
+            None,
+            sequence_of(memory),
+            _order_key(memory),
+        )
 
     previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
     pending = _pending_rows(store, derived, previous, files)
@@ -229,12 +256,19 @@ def _rederive_neighbours(store, old_files, files, derived, delete_ids) -> dict[s
         return {}
 
     def order_of(entries):
-        return predecessors(ordered_members(
-            (e.sequence, e.order, p) for p, e in entries.items() if e.sequence in touched and e.problem is None))
+        return predecessors(
+            ordered_members(
+                (e.sequence, e.order, p)
+                for p, e in entries.items()
+                if e.sequence in touched and e.problem is None
+            )
+        )
 
     before, now = order_of(old_files), order_of(files)
     for relpath, previous in now.items():
-        if relpath in derived or (before.get(relpath, previous) == previous and previous not in derived):
+        if relpath in derived or (
+            before.get(relpath, previous) == previous and previous not in derived
+        ):
             continue
         memory = _read_quietly(store, relpath)
         if memory is None:
@@ -256,8 +290,10 @@ def _pending_rows(store, derived, previous, files) -> list[tuple]:
             if earlier is not None:
                 embedded[0] = contextual_text(texts[0], current_text(earlier.body).strip())
         hashes = [embed_hash(MODEL_ID, text) for text in embedded]
-        pending.extend((relpath, memory, text, vector_text, h, n)
-                       for n, (text, vector_text, h) in enumerate(zip(texts, embedded, hashes)))
+        pending.extend(
+            (relpath, memory, text, vector_text, h, n)
+            for n, (text, vector_text, h) in enumerate(zip(texts, embedded, hashes, strict=False))
+        )
         files[relpath] = dataclasses.replace(files[relpath], embed_hash=hashes[0])
     return pending
 
@@ -285,12 +321,15 @@ def _embed_rows(store, index, pending, report, progress):
         step = max(embedder.batch_size, 1) * 4
         for start in range(0, len(todo), step):
             batch = todo[start : start + step]
-            for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch])):
+            for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch]), strict=False):
                 vectors[i] = vector
             if progress:
                 progress(min(start + step, len(todo)), len(todo))
         report.embedded = len(todo)
-    rows = [_row(memory, relpath, text, ehash, chunk) for relpath, memory, text, _, ehash, chunk in pending]
+    rows = [
+        _row(memory, relpath, text, ehash, chunk)
+        for relpath, memory, text, _, ehash, chunk in pending
+    ]
     matrix = np.zeros((len(pending), DIMENSION), dtype=np.float32)
     for i, (_, _, _, _, ehash, _) in enumerate(pending):
         matrix[i] = vectors[i] if i in vectors else reusable[ehash]

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from memctl.config import Store
-from memctl.errors import MemctlError
+from memctl.core.errors import MemctlError
 
 SERVER_NAME = "memctl"
 INDEX_URI = "memctl://memories"
@@ -43,8 +43,8 @@ def build_server(store: Store) -> Any:
     from mcp.types import Resource
 
     from memctl import service
-    from memctl.service.forgetting import forget_memory
-    from memctl.service.hooks import agent_context
+    from memctl.service.memories.forgetting import forget_memory
+    from memctl.service.retrieval.context import agent_context
 
     Server, ToolError, ResourceError = _sdk()
 
@@ -53,9 +53,15 @@ def build_server(store: Store) -> Any:
             """The fixed resources, then one per memory (read fresh on every listing)."""
             listed = list(await super().list_resources())
             for relpath, memory in service.list_memories(store).memories:
-                listed.append(Resource(
-                    uri=memory_uri(memory.id), name=memory.id, title=memory.display_title,
-                    description=f"{memory.type} memory ({relpath})", mime_type="text/markdown"))
+                listed.append(
+                    Resource(
+                        uri=memory_uri(memory.id),
+                        name=memory.id,
+                        title=memory.display_title,
+                        description=f"{memory.type} memory ({relpath})",
+                        mime_type="text/markdown",
+                    )
+                )
             return listed
 
     server = MemoryServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -67,27 +73,50 @@ def build_server(store: Store) -> Any:
             raise ToolError(str(exc)) from None
 
     @server.tool(description="Find memories by meaning and exact words. Returns the best `k`.")
-    def recall(query: str, k: int = 5, types: list[str] | None = None,
-               tags: list[str] | None = None) -> list[dict]:
-        hits = tool_call(lambda: service.recall(store, query, k=k, types=types or None,
-                                                tags=tags or None))
+    def recall(
+        query: str, k: int = 5, types: list[str] | None = None, tags: list[str] | None = None
+    ) -> list[dict]:
+        hits = tool_call(
+            lambda: service.recall(store, query, k=k, types=types or None, tags=tags or None)
+        )
         return [hit.to_dict() for hit in hits]
 
-    @server.tool(description=(
-        "Remember something durable: one fact, preference, decision or procedure per call. "
-        "type is one of episodic, semantic, procedural, preference, profile, knowledge. "
-        "Secrets and personal data are redacted before anything is written."))
-    def add(text: str, type: str = "semantic", title: str | None = None,
-            tags: list[str] | None = None, importance: float | None = None,
-            pinned: bool = False, agent: str | None = None) -> dict:
-        result = tool_call(lambda: service.add_memory(
-            store, text, type=type, title=title, tags=tags or [], importance=importance,
-            pinned=pinned, agent=agent))
+    @server.tool(
+        description=(
+            "Remember something durable: one fact, preference, decision or procedure per call. "
+            "type is one of episodic, semantic, procedural, preference, profile, knowledge. "
+            "Secrets and personal data are redacted before anything is written."
+        )
+    )
+    def add(
+        text: str,
+        type: str = "semantic",
+        title: str | None = None,
+        tags: list[str] | None = None,
+        importance: float | None = None,
+        pinned: bool = False,
+        agent: str | None = None,
+    ) -> dict:
+        result = tool_call(
+            lambda: service.add_memory(
+                store,
+                text,
+                type=type,
+                title=title,
+                tags=tags or [],
+                importance=importance,
+                pinned=pinned,
+                agent=agent,
+            )
+        )
         return result.to_dict()
 
-    @server.tool(description=(
-        "A Markdown block of what this project remembers, within `budget` tokens; with "
-        "`query`, focused on it."))
+    @server.tool(
+        description=(
+            "A Markdown block of what this project remembers, within `budget` tokens; with "
+            "`query`, focused on it."
+        )
+    )
     def context(query: str | None = None, budget: int = 2000) -> str:
         return tool_call(lambda: agent_context(store, query=query, budget=budget))
 
@@ -95,16 +124,34 @@ def build_server(store: Store) -> Any:
     def forget(id: str) -> dict:  # `id`: the argument name the client sees
         return tool_call(lambda: forget_memory(store, id))
 
-    @server.resource(INDEX_URI, name="memories", mime_type="application/json",
-                     description="Every memory: id, title, type, tags and its resource URI.")
+    @server.resource(
+        INDEX_URI,
+        name="memories",
+        mime_type="application/json",
+        description="Every memory: id, title, type, tags and its resource URI.",
+    )
     def memories_index() -> str:
         listing = service.list_memories(store)
-        return json.dumps([{"id": m.id, "title": m.display_title, "type": m.type,
-                            "tags": list(m.tags), "uri": memory_uri(m.id)}
-                           for _, m in listing.memories], ensure_ascii=False)
+        return json.dumps(
+            [
+                {
+                    "id": m.id,
+                    "title": m.display_title,
+                    "type": m.type,
+                    "tags": list(m.tags),
+                    "uri": memory_uri(m.id),
+                }
+                for _, m in listing.memories
+            ],
+            ensure_ascii=False,
+        )
 
-    @server.resource(MEMORY_URI, name="memory", mime_type="text/markdown",
-                     description="One memory's Markdown file, front matter included.")
+    @server.resource(
+        MEMORY_URI,
+        name="memory",
+        mime_type="text/markdown",
+        description="One memory's Markdown file, front matter included.",
+    )
     def memory_file(memory_id: str) -> str:
         try:
             path, _ = service.get_memory(store, memory_id)

@@ -9,29 +9,23 @@ little time). Per-session bookkeeping lives in `<state>/hooks/sessions/<session>
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from memctl.agents.claude_code import HookPayload
+from memctl.agents.ingest import ingest_transcript
 from memctl.config import Store, open_store
+from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
-from memctl.core.memory import Memory, parse_time
-from memctl.errors import MemctlError, StoreNotFound
-from memctl.integrations.claude_code import HookPayload
+from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
+from memctl.store.hook_state import load_session_state, safe_name, save_session_state
 
 LOG_NAME = "hooks.log"
 PROMPT_HEADING = "## memctl: memories related to this prompt"
-START_HEADING = "## memctl: what this project remembers"
-START_FOOTER = "More: `memctl recall QUERY`; add: `memctl add TEXT`."
-# Types worth carrying into every session when nothing else ranks them.
-STANDING_TYPES = ("preference", "procedural", "profile")
-TYPE_ORDER = {name: i for i, name in enumerate(("preference", "procedural", "profile", "semantic",
-                                                  "knowledge", "episodic"))}
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def hook_settings(store: Store) -> dict[str, Any]:
@@ -42,8 +36,9 @@ def log_path(store: Store) -> Path:
     return store.state_dir / LOG_NAME
 
 
-def find_hook_store(payload_cwd: str, explicit: str | None, env: Mapping[str, str],
-                    process_cwd: Path) -> Store | None:
+def find_hook_store(
+    payload_cwd: str, explicit: str | None, env: Mapping[str, str], process_cwd: Path
+) -> Store | None:
     """The store for a hook call: --store/MEMCTL_STORE, else the nearest one above the payload's
     `cwd`, CLAUDE_PROJECT_DIR or the process's cwd. None when there is none: the hook does nothing."""
     env = dict(env)
@@ -65,25 +60,6 @@ def find_hook_store(payload_cwd: str, explicit: str | None, env: Mapping[str, st
 # --- per-session bookkeeping ----------------------------------------------------------------
 
 
-def session_state_path(store: Store, session_id: str) -> Path:
-    name = _UNSAFE.sub("_", session_id or "unknown")[:120]
-    return store.state_dir / "hooks" / "sessions" / f"{name}.json"
-
-
-def load_session_state(store: Store, session_id: str) -> dict[str, Any]:
-    try:
-        data = json.loads(session_state_path(store, session_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def save_session_state(store: Store, session_id: str, state: dict[str, Any]) -> None:
-    state["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    path = session_state_path(store, session_id)
-    atomic_write(path, (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8"))
-
-
 def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: bool) -> None:
     state = load_session_state(store, session_id)
     shown = [] if reset else list(state.get("shown") or [])
@@ -98,65 +74,10 @@ def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: 
 def session_start_context(store: Store, payload: HookPayload) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
     budget = int(hook_settings(store).get("session_start_budget", 1500))
-    markdown, shown = _context_block(store, budget, payload.session_id)
+    markdown, shown = context_block(store, budget, payload.session_id)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     _remember_shown(store, payload.session_id, shown, reset=True)
     return markdown
-
-
-def _context_block(store: Store, budget: int, session_id: str,
-                   query: str | None = None) -> tuple[str, tuple[str, ...]]:
-    try:
-        from memctl.service.context import build_context
-    except ImportError:
-        return _fallback_context(store, budget, query)
-    result = build_context(store, query=query, budget=budget, session_id=session_id or None)
-    shown = tuple(item["id"] for item in [*result.memories, *result.facts]
-                  if item.get("shown") != "left out")
-    if not (shown or result.task or result.session):
-        return "", ()  # "nothing to recall yet" is not worth a place in the agent's context
-    return result.markdown, shown
-
-
-def agent_context(store: Store, query: str | None = None, budget: int = 2000,
-                  session_id: str = "") -> str:
-    """The `memctl context` block (service.context when present) for hooks and MCP clients."""
-    return _context_block(store, budget, session_id, query)[0]
-
-
-def _fallback_context(store: Store, budget: int, query: str | None) -> tuple[str, tuple[str, ...]]:
-    """Until service.context exists: memories for `query` if given, else the standing ones."""
-    if not query or not query.strip():
-        return standing_memories_block(store, budget)
-    from memctl.service.recall import recall
-
-    hits = recall(store, query, k=int(store.section("recall").get("k", 5)))
-    items = [BlockItem(h.id, h.title, h.type, h.body) for h in hits]
-    block = fit_block(f"## memctl: memories for {' '.join(query.split())[:80]}", items, budget)
-    return block.markdown, block.shown
-
-
-def standing_memories_block(store: Store, budget: int) -> tuple[str, tuple[str, ...]]:
-    """Pinned and important memories, then standing preferences and procedures, by recency."""
-    from memctl.service.lookup import list_memories
-
-    now = time.time()
-    chosen = [m for _, m in list_memories(store).memories
-              if not _expired(m, now) and (m.pinned or m.importance >= 0.7
-                                           or m.type in STANDING_TYPES)]
-    chosen.sort(key=lambda m: m.updated or m.created or "", reverse=True)
-    chosen.sort(key=lambda m: (not m.pinned, -round(m.importance, 2), TYPE_ORDER.get(m.type, 9)))
-    block = fit_block(START_HEADING, [_item(m) for m in chosen], budget, START_FOOTER)
-    return block.markdown, block.shown
-
-
-def _expired(memory: Memory, now: float) -> bool:
-    expires = parse_time(memory.expires)
-    return expires is not None and expires.timestamp() < now
-
-
-def _item(memory: Memory) -> BlockItem:
-    return BlockItem(memory.id, memory.display_title, memory.type, memory.body)
 
 
 # --- UserPromptSubmit -----------------------------------------------------------------------
@@ -167,7 +88,7 @@ def prompt_context(store: Store, payload: HookPayload) -> str:
     settings = hook_settings(store)
     if is_trivial_prompt(payload.prompt, int(settings.get("prompt_min_chars", 12))):
         return ""
-    from memctl.service.recall import recall
+    from memctl.service.retrieval.recall import recall
 
     k = int(settings.get("prompt_k", 3))
     query = payload.prompt.strip()[:2000]
@@ -190,7 +111,7 @@ def related_hits(store: Store, query: str, hits: list, min_similarity: float) ->
     """
     if not hits:
         return []
-    from memctl.service.indexing import open_index
+    from memctl.service.retrieval.indexing import open_index
 
     vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
     query_vector = _embed_query(query)
@@ -219,42 +140,64 @@ def _embed_query(text: str):
 # --- PreCompact and SessionEnd --------------------------------------------------------------
 
 
-def capture_transcript(store: Store, payload: HookPayload, *, final: bool,
-                       spawn: Callable[[list[str], Path], None] | None = None) -> None:
+def capture_transcript(
+    store: Store,
+    payload: HookPayload,
+    *,
+    final: bool,
+    spawn: Callable[[list[str], Path], None] | None = None,
+) -> None:
     """Hand the transcript to `ingest_transcript`, in a detached process unless configured off.
 
     `spawn(argv, cwd)` starts the detached process; None runs the work here and now.
     """
     if not payload.transcript_path:
         raise MemctlError(f"{payload.event} payload has no transcript_path; nothing to capture")
-    job = {"session_id": payload.session_id, "transcript_path": payload.transcript_path,
-           "final": final, "event": payload.event, "queued": time.time()}
+    job = {
+        "session_id": payload.session_id,
+        "transcript_path": payload.transcript_path,
+        "final": final,
+        "event": payload.event,
+        "queued": time.time(),
+    }
     background = bool(hook_settings(store).get("background", True))
     if not background or spawn is None:
-        from memctl.service.ingest import ingest_transcript
-
         ingest_transcript(store, job["session_id"], Path(job["transcript_path"]), final=final)
         return
     jobs = store.state_dir / "hooks" / "jobs"
-    name = f"{time.strftime('%Y%m%dT%H%M%S')}-{_UNSAFE.sub('_', payload.session_id)[:60]}.json"
+    name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"
     job_path = jobs / name
     atomic_write(job_path, json.dumps(job).encode("utf-8"))
-    spawn([sys.executable, "-m", "memctl", "--store", str(store.root), "hook", "ingest",
-           str(job_path)], store.root.parent)
+    spawn(
+        [
+            sys.executable,
+            "-m",
+            "memctl",
+            "--store",
+            str(store.root),
+            "hook",
+            "ingest",
+            str(job_path),
+        ],
+        store.root.parent,
+    )
 
 
 def run_ingest_job(store: Store, job_path: Path) -> None:
     """The detached half of `capture_transcript`: read the job file, ingest, delete it."""
-    from memctl.service.ingest import ingest_transcript
-
     job = json.loads(job_path.read_text(encoding="utf-8"))
-    ingest_transcript(store, str(job.get("session_id") or ""), Path(job["transcript_path"]),
-                      final=bool(job.get("final")))
+    ingest_transcript(
+        store,
+        str(job.get("session_id") or ""),
+        Path(job["transcript_path"]),
+        final=bool(job.get("final")),
+    )
     job_path.unlink(missing_ok=True)
 
 
-def claude_code_handlers(store: Store, spawn: Callable[[list[str], Path], None] | None
-                         ) -> dict[str, Callable[[HookPayload], str | None]]:
+def claude_code_handlers(
+    store: Store, spawn: Callable[[list[str], Path], None] | None
+) -> dict[str, Callable[[HookPayload], str | None]]:
     """Event name -> handler, as `hook_runner.run_hook` takes them."""
 
     def pre_compact(payload: HookPayload) -> None:
@@ -271,16 +214,23 @@ def claude_code_handlers(store: Store, spawn: Callable[[list[str], Path], None] 
     }
 
 
-def run_claude_code_hook(event: str, stdin_text: str, *, explicit_store: str | None,
-                         env: Mapping[str, str], cwd: Path, plain: bool = False,
-                         background: bool = True) -> str:
+def run_claude_code_hook(
+    event: str,
+    stdin_text: str,
+    *,
+    explicit_store: str | None,
+    env: Mapping[str, str],
+    cwd: Path,
+    plain: bool = False,
+    background: bool = True,
+) -> str:
     """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises."""
-    from memctl.integrations.claude_code import (
+    from memctl.agents.claude_code import (
         normalize_payload,
         render_additional_context,
         spec_for,
     )
-    from memctl.integrations.hook_runner import log_hook_error, run_hook, spawn_detached
+    from memctl.agents.hook_runner import log_hook_error, run_hook, spawn_detached
 
     store = None
     try:
@@ -296,8 +246,11 @@ def run_claude_code_hook(event: str, stdin_text: str, *, explicit_store: str | N
         spawn = (lambda argv, where: spawn_detached(argv, where, log)) if background else None
         budget = float((hook_settings(store).get("budgets") or {}).get(spec.slug, spec.budget_s))
         return run_hook(
-            spec.event, stdin_text, claude_code_handlers(store, spawn),
-            time_budget_s=min(budget, spec.timeout - 1), log_path=log,
+            spec.event,
+            stdin_text,
+            claude_code_handlers(store, spawn),
+            time_budget_s=min(budget, spec.timeout - 1),
+            log_path=log,
             render=lambda name, text: render_additional_context(name, text, plain=plain),
         )
     except Exception as exc:  # noqa: BLE001 - an unknown event or a broken config: still exit 0

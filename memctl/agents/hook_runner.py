@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from memctl.integrations.claude_code import canonical_event, normalize_payload
+from memctl.agents.claude_code import canonical_event, normalize_payload
 
 LOG_MAX_BYTES = 512 * 1024
 CLIP_MARKER = "\n[... clipped by memctl]"
@@ -36,8 +36,9 @@ def clip_text(text: str, max_chars: int) -> str:
     return text[:cut].rstrip() + CLIP_MARKER
 
 
-def log_hook_error(log_path: Path | None, event: str, session_id: str, message: str,
-                   details: str = "") -> None:
+def log_hook_error(
+    log_path: Path | None, event: str, session_id: str, message: str, details: str = ""
+) -> None:
     """Append one entry to the hook log, keeping one older file; never raises."""
     if log_path is None:
         return
@@ -77,9 +78,16 @@ def _run_with_budget(handler: Handler, payload: Any, budget_s: float) -> tuple[s
     return "ok", box.get("ok")
 
 
-def run_hook(event: str, stdin_text: str, handlers: Mapping[str, Handler], *,
-             time_budget_s: float, log_path: Path | None, max_chars: int = 8000,
-             render: Callable[[str, str], str] | None = None) -> str:
+def run_hook(
+    event: str,
+    stdin_text: str,
+    handlers: Mapping[str, Handler],
+    *,
+    time_budget_s: float,
+    log_path: Path | None,
+    max_chars: int = 8000,
+    render: Callable[[str, str], str] | None = None,
+) -> str:
     """The text to print for one hook call; "" on any problem, which is logged. Never raises.
 
     `handlers` maps event names (any spelling `canonical_event` accepts) to callables taking a
@@ -97,8 +105,12 @@ def run_hook(event: str, stdin_text: str, handlers: Mapping[str, Handler], *,
             return ""
         outcome, value = _run_with_budget(handler, payload, time_budget_s)
         if outcome == "timeout":
-            log_hook_error(log_path, event, session_id,
-                           f"gave up after {time_budget_s:g}s time budget; printed nothing")
+            log_hook_error(
+                log_path,
+                event,
+                session_id,
+                f"gave up after {time_budget_s:g}s time budget; printed nothing",
+            )
             return ""
         if outcome == "error":
             log_hook_error(log_path, event, session_id, "handler failed; printed nothing", value)
@@ -108,8 +120,9 @@ def run_hook(event: str, stdin_text: str, handlers: Mapping[str, Handler], *,
         text = clip_text(str(value), max_chars)
         return render(event, text) if render else text
     except Exception:  # noqa: BLE001 - bad input or a broken renderer must not reach the agent
-        log_hook_error(log_path, event, session_id, "hook failed; printed nothing",
-                       traceback.format_exc())
+        log_hook_error(
+            log_path, event, session_id, "hook failed; printed nothing", traceback.format_exc()
+        )
         return ""
 
 
@@ -125,8 +138,15 @@ def spawn_detached(argv: list[str], cwd: Path, log_path: Path | None) -> None:
         handle = open(log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
         output = handle
     try:
-        subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-                         start_new_session=True, close_fds=True)
+        subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+            close_fds=True,
+        )
     finally:
         if handle is not None:
             handle.close()

@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memctl.errors import MemctlError, UsageError
+from memctl.core.errors import MemctlError, UsageError
 from memctl.store.files import atomic_write
 
 MARKER = "# memctl-managed-hook"
@@ -57,8 +57,13 @@ def hook_script(name: str, command_prefix: str = "memctl") -> str:
         raise UsageError(f"Unknown git hook '{name}'. Expected one of: {', '.join(HOOK_NAMES)}.")
     words = shlex.split(command_prefix) or ["memctl"]
     body = _PRE_COMMIT_BODY if name == "pre-commit" else _RESYNC_BODY
-    values = {"name": name, "chained": CHAINED_SUFFIX, "marker": MARKER,
-              "program": shlex.quote(words[0]), "prefix": shlex.join(words)}
+    values = {
+        "name": name,
+        "chained": CHAINED_SUFFIX,
+        "marker": MARKER,
+        "program": shlex.quote(words[0]),
+        "prefix": shlex.join(words),
+    }
     return _HEADER.format(**values) + body.format(**values)
 
 
@@ -73,8 +78,13 @@ def is_memctl_hook(path: Path) -> bool:
 def hooks_dir(repo_root: Path) -> Path:
     """The folder git runs hooks from (honours core.hooksPath and worktrees)."""
     try:
-        done = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=repo_root,
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            ["git", "rev-parse", "--git-path", "hooks"],
+            cwd=repo_root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise MemctlError(f"Cannot run git in {repo_root}: {exc}") from None
     if done.returncode != 0:
@@ -90,18 +100,22 @@ def _write_hook(path: Path, text: str) -> None:
 @dataclass
 class GitHooksResult:
     hooks_dir: Path
-    written: list[str] = field(default_factory=list)    # new or refreshed
+    written: list[str] = field(default_factory=list)  # new or refreshed
     unchanged: list[str] = field(default_factory=list)
-    chained: list[str] = field(default_factory=list)    # an existing hook kept as <name>.pre-memctl
+    chained: list[str] = field(default_factory=list)  # an existing hook kept as <name>.pre-memctl
 
 
-def install_git_hooks(repo_root: Path, *, chain: bool = False,
-                      command_prefix: str = "memctl") -> GitHooksResult:
+def install_git_hooks(
+    repo_root: Path, *, chain: bool = False, command_prefix: str = "memctl"
+) -> GitHooksResult:
     """Write memctl's hooks; checks every hook first, so a refusal changes nothing."""
     folder = hooks_dir(repo_root)
     result = GitHooksResult(hooks_dir=folder)
-    foreign = [name for name in HOOK_NAMES
-               if (folder / name).exists() and not is_memctl_hook(folder / name)]
+    foreign = [
+        name
+        for name in HOOK_NAMES
+        if (folder / name).exists() and not is_memctl_hook(folder / name)
+    ]
     if foreign and not chain:
         listed = ", ".join(str(folder / name) for name in foreign)
         raise MemctlError(
@@ -119,8 +133,11 @@ def install_git_hooks(repo_root: Path, *, chain: bool = False,
         if name in foreign:
             os.replace(path, folder / (name + CHAINED_SUFFIX))
             result.chained.append(name)
-        elif path.exists() and path.read_text(encoding="utf-8", errors="replace") == text \
-                and os.access(path, os.X_OK):
+        elif (
+            path.exists()
+            and path.read_text(encoding="utf-8", errors="replace") == text
+            and os.access(path, os.X_OK)
+        ):
             result.unchanged.append(name)
             continue
         _write_hook(path, text)
@@ -167,7 +184,9 @@ def _git(repo_root: Path, *args: str) -> bytes:
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise MemctlError(f"Cannot run git in {repo_root}: {exc}") from None
     if done.returncode != 0:
-        raise MemctlError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}")
+        raise MemctlError(
+            f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}"
+        )
     return done.stdout
 
 

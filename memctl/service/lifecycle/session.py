@@ -10,10 +10,10 @@ from typing import Any
 from memctl.config import Store
 from memctl.core.buffer import BufferLimits, over_limits, plan_trim
 from memctl.core.conversation import ROLES
+from memctl.core.errors import MemctlError, UsageError
 from memctl.core.memory import now_iso, parse_time
-from memctl.errors import MemctlError, UsageError
-from memctl.service.episodes import draft_turns, write_conversation_episode, written_id
-from memctl.service.redaction import redact_for_store
+from memctl.service.lifecycle.episodes import draft_turns, write_conversation_episode, written_id
+from memctl.service.memories.redaction import redact_for_store
 from memctl.store.sessions import (
     SessionMeta,
     StoredTurn,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.conversation import Turn
-from memctl.errors import InvalidMemoryFile
+from memctl.core.errors import InvalidMemoryFile
 
 ROLE_ALIASES = {
     "user": "user",

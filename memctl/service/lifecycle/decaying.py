@@ -15,9 +15,9 @@ from typing import Any
 
 from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
 from memctl.core.decay import ARCHIVE, DecayDecision, DecayInput, DecaySettings, plan_decay
+from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
 from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
-from memctl.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
-from memctl.service.indexing import indexed_files, open_index, sync_index
+from memctl.service.retrieval.indexing import indexed_files, open_index, sync_index
 from memctl.store.access import load_access
 from memctl.store.files import file_lock, paths_with_id, read_memory
 
@@ -67,8 +67,13 @@ def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemo
             problems.append(exc.to_dict())
             continue
         if memory.id in seen:
-            problems.append({"path": str(store.root / relpath), "line": 2,
-                             "problem": f"duplicate id '{memory.id}' (also in {seen[memory.id]})"})
+            problems.append(
+                {
+                    "path": str(store.root / relpath),
+                    "line": 2,
+                    "problem": f"duplicate id '{memory.id}' (also in {seen[memory.id]})",
+                }
+            )
             continue
         seen[memory.id] = relpath
         mtime = datetime.fromtimestamp(stat.mtime_ns / 1e9, tz=timezone.utc)
@@ -76,8 +81,11 @@ def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemo
     return found, problems
 
 
-def plan(store: Store, now: datetime | None = None,
-         scanned: tuple[list[ScannedMemory], list[dict]] | None = None) -> DecayReport:
+def plan(
+    store: Store,
+    now: datetime | None = None,
+    scanned: tuple[list[ScannedMemory], list[dict]] | None = None,
+) -> DecayReport:
     """What decay would do now: every memory outside archive/ with its score and action."""
     now = now or datetime.now(timezone.utc)
     settings = DecaySettings.from_config(store.section("decay"))
@@ -86,18 +94,20 @@ def plan(store: Store, now: datetime | None = None,
     items = []
     for entry in scanned:
         memory, stat = entry.memory, access.get(entry.memory.id)
-        items.append(DecayInput(
-            id=memory.id,
-            title=memory.display_title,
-            type=memory.type,
-            # Why: hand-written files often lack `created`; their mtime is the best age we have.
-            created=parse_time(memory.created) or entry.mtime,
-            importance=float(memory.importance),
-            pinned=bool(memory.pinned),
-            expires=parse_time(memory.expires),
-            access_count=stat.count if stat else 0,
-            last_access=stat.last_access if stat else None,
-        ))
+        items.append(
+            DecayInput(
+                id=memory.id,
+                title=memory.display_title,
+                type=memory.type,
+                # Why: hand-written files often lack `created`; their mtime is the best age we have.
+                created=parse_time(memory.created) or entry.mtime,
+                importance=float(memory.importance),
+                pinned=bool(memory.pinned),
+                expires=parse_time(memory.expires),
+                access_count=stat.count if stat else 0,
+                last_access=stat.last_access if stat else None,
+            )
+        )
     paths = {entry.memory.id: entry.relpath for entry in scanned}
     return DecayReport(now, plan_decay(items, now, settings), problems=problems, paths=paths)
 
@@ -112,9 +122,18 @@ def run_decay(store: Store, apply: bool = False, now: datetime | None = None) ->
         target = f"{ARCHIVE_DIRNAME}/{source}"
         _move(store, source, target)
         report.moved.append({"id": decision.id, "from": source, "to": target})
-        append_log(store, {"when": now_iso(), "action": "archive", "id": decision.id,
-                           "title": decision.title, "score": decision.score,
-                           "reason": decision.reason, "path": target})
+        append_log(
+            store,
+            {
+                "when": now_iso(),
+                "action": "archive",
+                "id": decision.id,
+                "title": decision.title,
+                "score": decision.score,
+                "reason": decision.reason,
+                "path": target,
+            },
+        )
     report.applied = True
     if report.moved:
         _sync_both(store)  # the archived files' rows leave the main index
@@ -132,8 +151,16 @@ def restore_memory(store: Store, memory_id: str) -> dict[str, str]:
     memory = read_memory(store.root, source)
     target = _restored_path(source, memory)
     _move(store, source, target)
-    append_log(store, {"when": now_iso(), "action": "restore", "id": memory.id,
-                       "title": memory.display_title, "path": target})
+    append_log(
+        store,
+        {
+            "when": now_iso(),
+            "action": "restore",
+            "id": memory.id,
+            "title": memory.display_title,
+            "path": target,
+        },
+    )
     _sync_both(store)
     return {"id": memory.id, "from": source, "to": target}
 
@@ -162,7 +189,7 @@ def append_log(store: Store, entry: dict[str, Any]) -> None:
 
 def _restored_path(archived: str, memory: Memory) -> str:
     """archive/<rest> goes back to <rest>; a file dropped loose in archive/ to its type folder."""
-    rest = archived[len(ARCHIVE_DIRNAME) + 1:]
+    rest = archived[len(ARCHIVE_DIRNAME) + 1 :]
     top = rest.split("/", 1)[0]
     if "/" in rest and (top in MEMORY_TYPES or top == PRIVATE_DIRNAME):
         return rest

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from memctl.config import Store
+from memctl.core.errors import InvalidMemoryFile, UsageError
 from memctl.core.redact import KINDS, Redaction, redact
-from memctl.errors import InvalidMemoryFile, UsageError
 
 
 def redaction_enabled(store: Store) -> bool:
@@ -31,12 +31,16 @@ def redact_for_store(store: Store, text: str) -> Redaction:
     try:
         return redact(text, disabled=disabled, extra_patterns=patterns)
     except UsageError as exc:
-        culprit = next((str(name) for name in (*patterns, *_as_list(disabled)) if f"'{name}'" in str(exc)),
-                       "redaction")
+        culprit = next(
+            (str(name) for name in (*patterns, *_as_list(disabled)) if f"'{name}'" in str(exc)),
+            "redaction",
+        )
         raise _config_problem(store, culprit, str(exc)) from None
 
 
-def redact_memory_fields(store: Store, text: str, fields: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, int]]:
+def redact_memory_fields(
+    store: Store, text: str, fields: dict[str, Any]
+) -> tuple[str, dict[str, Any], dict[str, int]]:
     """Redact the body, title, tags and any text inside `extra`; return them with summed counts."""
     counts: dict[str, int] = {}
 

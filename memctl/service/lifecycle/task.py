@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memctl.config import Store
+from memctl.core.errors import MemctlError, UsageError
 from memctl.core.memory import new_id, now_iso, slugify
 from memctl.core.task import (
     TaskState,
@@ -17,10 +18,9 @@ from memctl.core.task import (
     task_importance,
     task_outcome,
 )
-from memctl.errors import MemctlError, UsageError
-from memctl.service.episodes import written_id
-from memctl.service.redaction import redact_for_store
-from memctl.service.writing import add_memory
+from memctl.service.lifecycle.episodes import written_id
+from memctl.service.memories.add import add_memory
+from memctl.service.memories.redaction import redact_for_store
 from memctl.store.task_state import clear_task, read_task, task_lock, write_task
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memctl.errors import InvalidMemoryFile, MemctlError, UsageError
+from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.store.files import atomic_write
 
 
@@ -23,10 +23,10 @@ from memctl.store.files import atomic_write
 class HookSpec:
     """One Claude Code event memctl hooks into."""
 
-    event: str        # Claude Code's name for the event
-    slug: str         # the word after `memctl hook claude-code`
-    timeout: int      # seconds Claude Code waits before cancelling the command
-    budget_s: float   # memctl's own limit, safely inside `timeout`, after which it prints nothing
+    event: str  # Claude Code's name for the event
+    slug: str  # the word after `memctl hook claude-code`
+    timeout: int  # seconds Claude Code waits before cancelling the command
+    budget_s: float  # memctl's own limit, safely inside `timeout`, after which it prints nothing
 
 
 # SessionEnd hooks share a 1.5 s default budget unless a hook sets `timeout` (raised up to 60 s),
@@ -106,7 +106,8 @@ def load_settings(path: Path) -> tuple[dict[str, Any], str]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidMemoryFile(
-            path, exc.lineno,
+            path,
+            exc.lineno,
             f"not valid JSON ({exc.msg} at column {exc.colno}); "
             "fix it first, memctl leaves it untouched",
         ) from None
@@ -149,7 +150,7 @@ def _drop_hook(groups: list[Any], group: dict, hook: dict) -> None:
 @dataclass
 class InstallResult:
     path: Path
-    created: bool = False                       # the settings file did not exist before
+    created: bool = False  # the settings file did not exist before
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -173,9 +174,9 @@ class UninstallResult:
 class HooksStatus:
     path: Path
     exists: bool
-    installed: dict[str, str] = field(default_factory=dict)   # event -> our command
+    installed: dict[str, str] = field(default_factory=dict)  # event -> our command
     missing: list[str] = field(default_factory=list)
-    other_hooks: int = 0                                       # hooks that are not memctl's
+    other_hooks: int = 0  # hooks that are not memctl's
 
     @property
     def complete(self) -> bool:
@@ -246,7 +247,8 @@ def hooks_status(settings_path: Path) -> HooksStatus:
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
                 status.other_hooks += sum(
-                    1 for h in group["hooks"]
+                    1
+                    for h in group["hooks"]
                     if not (isinstance(h, dict) and is_memctl_command(h.get("command")))
                 )
     return status
@@ -268,16 +270,25 @@ class HookPayload:
     cwd: str = ""
     transcript_path: str = ""
     permission_mode: str = ""
-    prompt: str = ""               # UserPromptSubmit
-    source: str = ""               # SessionStart: startup | resume | clear | compact
-    trigger: str = ""              # PreCompact: manual | auto
+    prompt: str = ""  # UserPromptSubmit
+    source: str = ""  # SessionStart: startup | resume | clear | compact
+    trigger: str = ""  # PreCompact: manual | auto
     custom_instructions: str = ""  # PreCompact, manual only
-    reason: str = ""               # SessionEnd: clear | resume | logout | prompt_input_exit | ...
+    reason: str = ""  # SessionEnd: clear | resume | logout | prompt_input_exit | ...
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-_TEXT_FIELDS = ("session_id", "cwd", "transcript_path", "permission_mode", "prompt", "source",
-                "trigger", "custom_instructions", "reason")
+_TEXT_FIELDS = (
+    "session_id",
+    "cwd",
+    "transcript_path",
+    "permission_mode",
+    "prompt",
+    "source",
+    "trigger",
+    "custom_instructions",
+    "reason",
+)
 
 
 def normalize_payload(raw: str, event: str | None = None) -> HookPayload:
@@ -288,7 +299,8 @@ def normalize_payload(raw: str, event: str | None = None) -> HookPayload:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise InvalidHookInput(
-                f"hook input is not JSON: {exc.msg} (line {exc.lineno})") from None
+                f"hook input is not JSON: {exc.msg} (line {exc.lineno})"
+            ) from None
     if not isinstance(data, dict):
         raise InvalidHookInput("hook input must be a JSON object")
     name = data.get("hook_event_name") if isinstance(data.get("hook_event_name"), str) else None
@@ -307,5 +319,7 @@ def render_additional_context(event: str, text: str, *, plain: bool = False) -> 
         return ""
     if plain:
         return text
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+        ensure_ascii=False,
+    )

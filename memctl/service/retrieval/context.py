@@ -15,9 +15,9 @@ from memctl.config import Store
 from memctl.core.consolidation import markdown_sections
 from memctl.core.context_fit import Part, fit
 from memctl.core.episodes import ROLE_LABELS
+from memctl.core.errors import InvalidMemoryFile
 from memctl.core.memory import Memory
 from memctl.core.task import TaskState, render_task
-from memctl.errors import InvalidMemoryFile
 from memctl.store.files import read_memory
 from memctl.store.sessions import read_meta, read_turns
 from memctl.store.task_state import read_task
@@ -97,7 +97,7 @@ def choose_query(query: str | None, task: TaskState | None, turns) -> tuple[str 
 
 
 def _index_rows(store: Store, where: str) -> list[dict]:
-    from memctl.service.indexing import open_index
+    from memctl.service.retrieval.indexing import open_index
 
     index = open_index(store)
     if not index.exists():
@@ -107,7 +107,7 @@ def _index_rows(store: Store, where: str) -> list[dict]:
 
 
 def _has_index(store: Store) -> bool:
-    from memctl.service.indexing import open_index
+    from memctl.service.retrieval.indexing import open_index
 
     return open_index(store).exists()
 
@@ -137,7 +137,7 @@ def _related(store: Store, query: str, hits: list, min_similarity: float) -> lis
         return hits
     import numpy as np
 
-    from memctl.service.indexing import open_index
+    from memctl.service.retrieval.indexing import open_index
 
     try:
         from memctl.integrations.query_embedder import get_query_embedder as embedder
@@ -160,7 +160,7 @@ def relevant_memories(
     store: Store, query: str | None, session_id: str | None, limit: int, min_similarity: float = 0.2
 ) -> list[Recalled]:
     """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from."""
-    from memctl.service.recall import recall
+    from memctl.service.retrieval.recall import recall
 
     found: dict[str, Recalled] = {}
 
@@ -293,7 +293,7 @@ def build_context(
     store: Store, query: str | None = None, budget: int | None = None, session_id: str | None = None
 ) -> ContextResult:
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
-    from memctl.service.indexing import sync_index
+    from memctl.service.retrieval.indexing import sync_index
 
     settings = store.section("context")
     budget = int(budget if budget is not None else settings.get("budget", 2000))
@@ -386,3 +386,23 @@ def build_context(
         for m in facts
     ]
     return result
+
+
+def context_block(
+    store: Store, budget: int, session_id: str = "", query: str | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
+    result = build_context(store, query=query, budget=budget, session_id=session_id or None)
+    shown = tuple(
+        item["id"] for item in [*result.memories, *result.facts] if item.get("shown") != "left out"
+    )
+    if not (shown or result.task or result.session):
+        return "", ()  # "nothing to recall yet" is not worth a place in the agent's context
+    return result.markdown, shown
+
+
+def agent_context(
+    store: Store, query: str | None = None, budget: int = 2000, session_id: str = ""
+) -> str:
+    """The `memctl context` block as hooks and MCP clients receive it."""
+    return context_block(store, budget, session_id, query)[0]

@@ -16,6 +16,7 @@ from memctl.config import Store
 from memctl.core.conversation import Turn
 from memctl.core.memory import parse_time
 from memctl.store.files import file_lock
+from memctl.store.hook_state import load_session_state, save_session_state
 
 AGENT = "claude-code"
 
@@ -25,9 +26,9 @@ class IngestReport:
     session_id: str
     turns_in_transcript: int
     new_turns: int
-    episodes: list[str] = field(default_factory=list)     # ids of episodes written
-    extracted: list[str] = field(default_factory=list)    # ids of memories extracted
-    knowledge: list[str] = field(default_factory=list)    # ids written by consolidation
+    episodes: list[str] = field(default_factory=list)  # ids of episodes written
+    extracted: list[str] = field(default_factory=list)  # ids of memories extracted
+    knowledge: list[str] = field(default_factory=list)  # ids written by consolidation
     ended: bool = False
     notes: list[str] = field(default_factory=list)
 
@@ -35,12 +36,11 @@ class IngestReport:
         return dict(self.__dict__)
 
 
-def ingest_transcript(store: Store, session_id: str, transcript_path: Path, *,
-                      final: bool) -> IngestReport:
+def ingest_transcript(
+    store: Store, session_id: str, transcript_path: Path, *, final: bool
+) -> IngestReport:
     """Feed the transcript's new turns to the session buffer and extraction; end the session
     (writing its episode) when `final`."""
-    from memctl.service.hooks import load_session_state, save_session_state
-
     turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):
@@ -63,8 +63,15 @@ def ingest_transcript(store: Store, session_id: str, transcript_path: Path, *,
             if store.section("hooks").get("compact_on_end", True):
                 report.knowledge.extend(_compact(store))
         state.setdefault("ingests", []).append(
-            {"turns": len(new_turns), "final": final, "episodes": report.episodes,
-             "extracted": report.extracted, "knowledge": report.knowledge, "notes": report.notes})
+            {
+                "turns": len(new_turns),
+                "final": final,
+                "episodes": report.episodes,
+                "extracted": report.extracted,
+                "knowledge": report.knowledge,
+                "notes": report.notes,
+            }
+        )
         save_session_state(store, session_id, state)
     return report
 
@@ -72,8 +79,8 @@ def ingest_transcript(store: Store, session_id: str, transcript_path: Path, *,
 def read_transcript(path: Path) -> list[Turn]:
     """The transcript's turns. Claude Code appends to it while the session runs, so a last
     line without its newline is a write in progress: it is left for the next call."""
-    from memctl.errors import InvalidMemoryFile
-    from memctl.integrations.transcripts import read_conversation
+    from memctl.agents.transcripts import read_conversation
+    from memctl.core.errors import InvalidMemoryFile
 
     raw = path.read_bytes()
     if raw.lstrip().startswith(b"{") and not raw.endswith(b"\n"):
@@ -86,16 +93,17 @@ def read_transcript(path: Path) -> list[Turn]:
 
 
 def _buffer_turn(store: Store, session: str, turn: Turn) -> list[str]:
-    from memctl.service.session import add_turn
+    from memctl.service.lifecycle.session import add_turn
 
     when = parse_time(turn.timestamp)
-    result = add_turn(store, session, turn.role, turn.content, agent=AGENT,
-                      now=when.timestamp() if when else None)
+    result = add_turn(
+        store, session, turn.role, turn.content, agent=AGENT, now=when.timestamp() if when else None
+    )
     return [fold.episode_id for fold in result.folds if fold.episode_id]
 
 
 def _end(store: Store, session: str, report: IngestReport) -> list[str]:
-    from memctl.service.session import end_session
+    from memctl.service.lifecycle.session import end_session
 
     try:
         fold = end_session(store, session)
@@ -117,6 +125,6 @@ def _extract(store: Store, turns: list[Turn], source: str) -> list[str]:
 
 def _compact(store: Store) -> list[str]:
     """Consolidate episodes into knowledge (`memctl compact`), now that one more has ended."""
-    from memctl.service.compaction import compact
+    from memctl.service.lifecycle.compaction import compact
 
     return [c.knowledge_id for c in compact(store).consolidations if c.knowledge_id]

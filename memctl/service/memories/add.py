@@ -1,0 +1,335 @@
+"""The write path: build a memory, then dedup and merge it into the store or add it.
+
+Concurrency: every deciding write holds the store's add lock (`.state/locks/add.lock`) from
+the index search to the index update, so two processes adding the same text cannot both
+decide "new". Changing an existing file also holds that memory's own lock
+(`.state/locks/<id>.lock`), re-reads the file inside it and redoes the change when the file
+moved on (another `version`, other bytes) since it was first read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memctl.config import Store
+from memctl.core.errors import (
+    InvalidMemoryFile,
+    LowValueContent,
+    MemoryNotFound,
+    ModelUnavailable,
+    UsageError,
+)
+from memctl.core.memory import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_IMPORTANCE,
+    MEMORY_TYPES,
+    Memory,
+    first_line,
+    new_id,
+    now_iso,
+)
+from memctl.core.revisions import (
+    Decision,
+    Neighbor,
+    Thresholds,
+    decide,
+    derive_subject,
+    reinforced,
+    revised,
+)
+from memctl.service.retrieval.indexing import index_text, open_index, sync_index
+from memctl.store.files import file_lock, find_by_id, path_for, read_memory, write_memory
+from memctl.store.index import sql_quote
+
+Change = Callable[[Memory], tuple[Memory, str]]
+
+_RESTORABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+
+
+@dataclass
+class AddResult:
+    memory: Memory
+    path: Path
+    created: bool = True
+    merged_into: str | None = None
+    redacted: dict[str, int] = field(default_factory=dict)
+    # created | merged (near duplicate) | updated (new value, old one in history) | not_adopted
+    action: str = "created"
+    similarity: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.memory.id,
+            "path": str(self.path),
+            "created": self.created,
+            "merged_into": self.merged_into,
+            "action": self.action,
+            "similarity": self.similarity,
+            "redacted": self.redacted,
+        }
+
+
+def build_memory(
+    text: str,
+    *,
+    type: str = "semantic",
+    title: str | None = None,
+    tags: tuple[str, ...] | list[str] = (),
+    importance: float | None = None,
+    confidence: float | None = None,
+    source: str = "explicit_user_input",
+    pinned: bool = False,
+    private: bool = False,
+    agent: str | None = None,
+    created: str | None = None,
+    extra: dict[str, Any] | None = None,
+    memory_id: str | None = None,  # restore (import) only: keep the id, times and relations
+    updated: str | None = None,
+    expires: str | None = None,
+    relations: list[dict[str, str]] | None = None,
+) -> Memory:
+    if memory_id is not None and not _RESTORABLE_ID.fullmatch(memory_id):
+        raise UsageError(
+            f"Id '{memory_id}' cannot name a file; use letters, digits, '.', '_' or '-'."
+        )
+    if type not in MEMORY_TYPES:
+        raise UsageError(f"Unknown type '{type}'. Choose one of: {', '.join(MEMORY_TYPES)}.")
+    for name, value in (("importance", importance), ("confidence", confidence)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise UsageError(f"--{name} must be between 0 and 1 (got {value}).")
+    body = text.strip()
+    if not body:
+        raise UsageError("Nothing to remember: the text is empty.")
+    stamp = created or now_iso()
+    return Memory(
+        id=memory_id or new_id(),
+        title=(title or first_line(body)).strip(),
+        type=type,
+        tags=sorted({t.strip() for t in tags if t.strip()}),
+        importance=DEFAULT_IMPORTANCE if importance is None else importance,
+        confidence=DEFAULT_CONFIDENCE if confidence is None else confidence,
+        source=source,
+        scope="private" if private else "project",
+        agent=agent,
+        created=stamp,
+        updated=updated or stamp,
+        expires=expires,
+        pinned=pinned,
+        relations=[dict(r) for r in relations or ()],
+        body=body,
+        extra=dict(extra or {}),
+    )
+
+
+def add_memory(
+    store: Store,
+    text: str,
+    *,
+    sync: bool = True,
+    redact: bool = True,
+    force: bool = False,
+    dedup: bool = True,
+    update_of: str | None = None,
+    duplicate_of: str | None = None,
+    **fields: Any,
+) -> AddResult:
+    """Write one memory file (atomically) and, unless told otherwise, index it.
+
+    Secrets and personal data are redacted first (`redact=False` opts out for this call);
+    low-value text raises LowValueContent unless `force`. With `dedup` a near duplicate is
+    merged into the existing memory and a new value on the same subject updates it
+    (save_memory below); `update_of` / `duplicate_of` name that memory directly.
+    """
+    # Why: imported here, the regex tables stay out of `memctl --help`.
+    from memctl.core.quality import low_value_reason
+    from memctl.service.memories.redaction import redact_memory_fields
+
+    redacted: dict[str, int] = {}
+    if redact:
+        text, fields, redacted = redact_memory_fields(store, text, fields)
+    memory = build_memory(text, **fields)  # bad options are usage errors before anything else
+    if not force:
+        reason = low_value_reason(memory.body, int(store.section("write").get("min_chars", 12)))
+        if reason:
+            raise LowValueContent(reason)
+    # Why: an episode is an event (two alike are still two), a restored record keeps its id.
+    if (
+        update_of
+        or duplicate_of
+        or (dedup and memory.type != "episodic" and not fields.get("memory_id"))
+    ):
+        result = save_memory(
+            store, memory, sync=sync, update_of=update_of, duplicate_of=duplicate_of
+        )
+        result.redacted = redacted
+        return result
+    path = path_for(store.root, memory)
+    write_memory(path, memory)
+    if sync:
+        sync_index(store)
+    return AddResult(memory=memory, path=path, redacted=redacted)
+
+
+# --- dedup and merge ----------------------------------------------------------------------
+
+
+def thresholds(store: Store) -> Thresholds:
+    settings = store.section("write")
+    return Thresholds(
+        dedup=float(settings.get("dedup_threshold", 0.95)),
+        subject=float(settings.get("subject_similarity", 0.4)),
+        loose_subject=float(settings.get("loose_subject_similarity", 0.6)),
+    )
+
+
+def locks_dir(store: Store) -> Path:
+    return store.state_dir / "locks"
+
+
+def save_memory(
+    store: Store,
+    memory: Memory,
+    *,
+    sync: bool = True,
+    update_of: str | None = None,
+    duplicate_of: str | None = None,
+) -> AddResult:
+    """Write `memory` through dedup: merge into a near duplicate, update a changed value, or add.
+
+    `update_of` / `duplicate_of` name the target directly (extract's UPDATE / NOOP) and skip
+    the search. The index is synced before the search whatever `sync` says; `sync=False`
+    only skips indexing the result.
+    """
+    if "subject" not in memory.extra:
+        subject = derive_subject(memory.body, memory.type)
+        if subject:
+            memory.extra["subject"] = subject
+    try:
+        vector = (
+            None if (update_of or duplicate_of) else embed_texts(store, [index_text(memory)])[0]
+        )
+    except ModelUnavailable:
+        write_new(store, memory)  # Why: keep the text as a file; the model error still surfaces
+        raise
+    with file_lock(locks_dir(store) / "add.lock"):
+        sync_index(store)
+        if duplicate_of or update_of:
+            target_id = duplicate_of or update_of
+            relpath = _locate(store, target_id, None)
+            decision = Decision(
+                "merge" if duplicate_of else "update",
+                Neighbor(read_memory(store.root, relpath), relpath, None),
+                "named target",
+            )
+        else:
+            decision = decide(
+                memory,
+                memory.extra.get("subject"),
+                nearest_memories(store, memory, vector),
+                thresholds(store),
+            )
+        result = apply_decision(store, memory, decision)
+        if sync:
+            sync_index(store)
+    return result
+
+
+def apply_decision(store: Store, memory: Memory, decision: Decision) -> AddResult:
+    if decision.op == "add" or decision.target is None:
+        return write_new(store, memory)
+    target = decision.target
+    now = now_iso()
+
+    def change(current: Memory) -> tuple[Memory, str]:
+        if decision.op == "merge":
+            return reinforced(current, memory, now), "merged"
+        return revised(current, memory, now)
+
+    try:
+        path, written, action = rewrite_memory(store, target.memory.id, target.relpath, change)
+    except MemoryNotFound:
+        return write_new(store, memory)  # Why: the target was forgotten meanwhile; keep the text.
+    return AddResult(
+        memory=written,
+        path=path,
+        created=False,
+        merged_into=written.id,
+        action=action,
+        similarity=None if target.similarity is None else round(target.similarity, 4),
+    )
+
+
+def write_new(store: Store, memory: Memory) -> AddResult:
+    path = path_for(store.root, memory)
+    write_memory(path, memory)
+    return AddResult(memory=memory, path=path)
+
+
+def rewrite_memory(
+    store: Store, memory_id: str, relpath: str | None, change: Change
+) -> tuple[Path, Memory, str]:
+    """Read-modify-write one memory under its lock; `version` goes up by one."""
+    relpath = _locate(store, memory_id, relpath)
+    seen_raw = (store.root / relpath).read_bytes()
+    seen = read_memory(store.root, relpath, seen_raw)
+    planned, action = change(seen)
+    with file_lock(locks_dir(store) / f"{memory_id}.lock"):
+        relpath = _locate(store, memory_id, relpath)
+        fresh_raw = (store.root / relpath).read_bytes()
+        fresh = read_memory(store.root, relpath, fresh_raw)
+        if fresh.version != seen.version or fresh_raw != seen_raw:
+            planned, action = change(fresh)  # Why: someone wrote it since we read; redo on theirs.
+        planned.version = fresh.version + 1
+        write_memory(store.root / relpath, planned)
+    return store.root / relpath, planned, action
+
+
+def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
+    """The file of `memory_id`: the hinted path if it still holds that id, else a search."""
+    if relpath and (store.root / relpath).is_file():
+        try:
+            if read_memory(store.root, relpath).id == memory_id:
+                return relpath
+        except InvalidMemoryFile:
+            pass
+    found = find_by_id(store.root, memory_id)
+    if found is None:
+        raise MemoryNotFound(memory_id)
+    return found
+
+
+# --- the index side -----------------------------------------------------------------------
+
+
+def embed_texts(store: Store, texts: list[str]):
+    """Vectors exactly as the index makes them (same model, same settings)."""
+    from memctl.integrations.embedder import get_embedder
+
+    settings = store.section("embedding")
+    return get_embedder(int(settings.get("batch_size") or 64), settings.get("threads")).embed(texts)
+
+
+def nearest_memories(
+    store: Store, memory: Memory, vector, limit: int | None = None
+) -> list[Neighbor]:
+    """The stored memories nearest to `vector` that a write may merge into: same scope, live,
+    not episodic (an episode is an event; two alike are still two events)."""
+    limit = limit or max(int(store.section("write").get("subject_candidates", 5)), 1)
+    where = f"scope = {sql_quote(memory.scope)} AND archived = false AND type != 'episodic'"
+    rows = open_index(store).search_vector(vector, limit * 3, where)
+    best: dict[str, dict] = {}
+    for row in rows:  # a long memory may have several chunk rows; keep its closest
+        if row["id"] not in best or row["_distance"] < best[row["id"]]["_distance"]:
+            best[row["id"]] = row
+    neighbors = []
+    for row in sorted(best.values(), key=lambda r: r["_distance"])[:limit]:
+        try:
+            found = read_memory(store.root, row["path"])
+        except (OSError, InvalidMemoryFile):
+            continue
+        neighbors.append(Neighbor(found, row["path"], 1.0 - float(row["_distance"])))
+    return neighbors
