@@ -22,7 +22,7 @@ from rich.table import Table
 from benchmarks.locomo_data import Conversation, load_conversations
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
-from memctl.config import Store, deep_merge
+from memctl.config import with_overrides
 
 # Bump when the way turns are written as memories changes: stores in --workdir are rebuilt.
 INGEST_FORMAT = 3
@@ -307,9 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             store, conv_timing = prepare_store(conv, workdir / conv.sample_id)
             if args.overrides:
-                store = Store(
-                    root=store.root, config=deep_merge(store.config, args.overrides), env=store.env
-                )
+                store = with_overrides(store, args.overrides)
             conv_rows, conv_latencies, conv_unmapped = evaluate(
                 store, conv, args.k, details, args.modes
             )

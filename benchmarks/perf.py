@@ -104,10 +104,7 @@ def measure_embedding(store, texts: list[str]) -> dict:
     """fastembed through memctl's embedder, on the ingest texts, model load kept apart."""
     from memctl.integrations.embedder import get_embedder
 
-    settings = store.section("embedding")
-    embedder, load_s = _timed(
-        get_embedder, int(settings.get("batch_size") or 64), settings.get("threads")
-    )
+    embedder, load_s = _timed(get_embedder, store.settings.embedding)
     embedder.embed(texts[:8])  # warm-up: first run allocates the ONNX session's buffers
     cpu = _cpu_seconds()
     _, embed_s = _timed(embedder.embed, texts)

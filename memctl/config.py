@@ -1,112 +1,279 @@
-"""Find the store and read its configuration. The only module that reads the environment."""
+"""Find the store, read its config.yaml into typed settings, and read the environment.
+
+The only module that reads the environment or config.yaml. Each section of config.yaml is a
+frozen dataclass below; its defaults live there and nowhere else. config.yaml is checked once,
+when the store is opened: a value of the wrong type or out of range stops the command with
+`config.yaml:LINE: what is wrong`; a key memctl does not know is a warning on stderr.
+Adding a section is one dataclass and one line in `Settings`.
+"""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from memctl.core.errors import InvalidMemoryFile, StoreNotFound
+from memctl.core import decay as decay_model
+from memctl.core.embedding import BUNDLED_MODEL, DIMENSIONS
+from memctl.core.errors import InvalidConfig, StoreNotFound
+from memctl.core.schema import (
+    KeyPath,
+    SettingError,
+    build,
+    fraction,
+    known_keys,
+    plain,
+    section,
+    setting,
+)
 
 STORE_DIRNAME = ".memory"
 INDEX_DIRNAME = ".index"
 STATE_DIRNAME = ".state"
 ARCHIVE_DIRNAME = "archive"
 PRIVATE_DIRNAME = "private"
+CONFIG_FILENAME = "config.yaml"
 
-DEFAULTS: dict[str, Any] = {
-    "embedding": {"model": "all-MiniLM-L6-v2-int8", "batch_size": 64, "threads": None},
-    "recall": {
-        "k": 5,
-        # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by
-        # their standard deviation ("zscore") or their range ("score": min-max); "rrf": ranks.
-        "fusion": "zscore",
-        "bm25_weight": 0.6,
-        "vector_weight": 0.4,
-        "rrf_k": 60,
-        "candidates": 50,
-        # Share of a candidate's score passed to the memories written 1 and 2 steps before and
-        # after it in the same session (front matter session_id); [] turns it off.
-        "neighbour_weights": [0.4, 0.1],
-        # Bounded additive bonus for fresh memories: a share (at most 0.5) of one retriever's
-        # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
-        "recency_bonus": 0.0,
-        "recency_half_life_days": 30,
-    },
-    "llm": {"model": None, "timeout": 30, "max_tokens": 1024},
-    # Write path: kinds listed in `disabled` are not redacted; `patterns` maps NAME -> regex.
-    "redaction": {"enabled": True, "disabled": [], "patterns": {}},
-    "write": {
-        "min_chars": 12,  # low-value filter: content characters, a CJK character counts 3
-        "dedup_threshold": 0.95,  # cosine at or above which an add merges into the existing memory
-        "subject_candidates": 5,  # nearest memories checked for the same subject, another value
-        "subject_similarity": 0.4,  # least cosine for a precise subject (profile field, facet)
-        "loose_subject_similarity": 0.6,  # least cosine for a subject guessed from a head word
-    },
-    # memctl extract: how much of a conversation, and how many stored memories, the LLM sees.
-    "extract": {"max_conversation_chars": 24000, "context_memories": 15},
-    "hooks": {  # coding-agent hooks (memctl hook claude-code ...); budgets in tokens
-        "session_start_budget": 1500,
-        "prompt_budget": 400,
-        "prompt_k": 3,
-        "prompt_min_chars": 12,
-        "prompt_min_similarity": 0.3,
-        "background": True,  # PreCompact/SessionEnd ingest transcripts in a detached process
-        "compact_on_end": True,  # SessionEnd also runs `memctl compact`
-    },
-    "decay": {
-        "weights": {"age": 0.4, "importance": 0.35, "hotness": 0.25},
-        "horizon_days": 90,
-        "hotness_window_days": 30,
-        "hotness_saturation": 20,
-        "hotness_recency_weight": 0.6,
-        "min_age_days": 7,
-        "threshold": 0.6,
-        "max_memories": 10000,
-    },
-    # Short-term memory: one buffer per session in .state/sessions/.
-    "session": {
-        "max_turns": 10,  # exchanges (a message and its reply); system messages never count
-        "max_tokens": 8000,
-        "keep_ratio": 0.8,  # trimming keeps this share of both limits
-        "summary_ratio": 0.25,  # rolling summary: 20-30% of what it replaces
-        "summary_max_tokens": 1000,
-        "ttl_minutes": 120,  # idle sessions are ended by the next session command
-        "min_exchanges": 2,  # fewer and ending a session writes no episode
-        "compact_on_add": True,
-    },
-    # Working memory: the task in progress, in .state/task.json.
-    "task": {"success_importance": 0.7, "partial_importance": 0.75, "failure_importance": 0.85},
-    "compact": {
-        "min_episodes": 3,  # consolidation needs at least this many episodes about one target
-        "similarity": 0.7,
-        "ignore_tags": ["session", "task", "episode", "conversation"],
-        "sentence_embeddings": True,  # extractive summaries rank sentences on the bundled model
-    },
-    "context": {
-        "budget": 2000,
-        "max_memories": 10,
-        "max_facts": 20,
-        "min_confidence": 0.6,
-        "min_similarity": 0.2,  # semantic hits found only by meaning need this cosine to the query
-        "recent_turns": 6,
-        # Share of the budget each section may use before it must shrink first.
-        "split": {"task": 0.2, "session": 0.35, "memories": 0.3, "facts": 0.15},
-    },
-}
+# --- the sections of config.yaml ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    model: str = setting(BUNDLED_MODEL, choices=tuple(DIMENSIONS))
+    batch_size: int = setting(64, at_least=1)
+    threads: int | None = setting(None, at_least=1)  # None: the runtime decides
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSIONS[self.model]
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    k: int = setting(5, at_least=1)
+    # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by
+    # their standard deviation ("zscore") or their range ("score": min-max); "rrf": ranks.
+    fusion: str = setting("zscore", choices=("zscore", "score", "rrf"))
+    bm25_weight: float = setting(0.6, at_least=0)
+    vector_weight: float = setting(0.4, at_least=0)
+    rrf_k: int = setting(60, at_least=0)
+    candidates: int = setting(50, at_least=1)
+    # Share of a candidate's score passed to the memories written 1 and 2 steps before and
+    # after it in the same session (front matter session_id); [] turns it off.
+    neighbour_weights: tuple[float, ...] = setting((0.4, 0.1), at_least=0)
+    # Bounded additive bonus for fresh memories: a share (at most 0.5) of one retriever's
+    # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
+    recency_bonus: float = setting(0.0, at_least=0, at_most=0.5)
+    recency_half_life_days: float = setting(30.0, above=0)
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    model: str | None = setting(None)  # any litellm model string; None: offline algorithms
+    timeout: float = setting(30.0, above=0)
+    max_tokens: int = setting(1024, at_least=1)
+    temperature: float = setting(0.0, at_least=0)
+    api_base: str | None = setting(None)
+    api_key: str | None = setting(None, secret=True)
+    mock_response: Any = setting(None, secret=True)  # testing: litellm's mock path, no call
+
+
+@dataclass(frozen=True)
+class RedactionSettings:
+    enabled: bool = setting(True)
+    disabled: tuple[str, ...] = setting(())  # kinds not redacted
+    patterns: dict[str, str] = setting({})  # NAME -> regex of your own kinds
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    min_chars: int = setting(12, at_least=0)  # low-value filter: a CJK character counts 3
+    dedup_threshold: float = fraction(0.95)  # cosine at which an add merges
+    subject_candidates: int = setting(5, at_least=1)  # nearest memories checked for a subject
+    subject_similarity: float = fraction(0.4)  # precise subject (field, facet)
+    loose_subject_similarity: float = fraction(0.6)  # subject from a head word
+
+
+@dataclass(frozen=True)
+class ExtractSettings:  # memctl extract: what the LLM sees
+    max_conversation_chars: int = setting(24000, at_least=1)
+    context_memories: int = setting(15, at_least=0)
+
+
+@dataclass(frozen=True)
+class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budgets in tokens
+    session_start_budget: int = setting(1500, at_least=1)
+    prompt_budget: int = setting(400, at_least=1)
+    prompt_k: int = setting(3, at_least=1)
+    prompt_min_chars: int = setting(12, at_least=0)
+    prompt_min_similarity: float = fraction(0.3)
+    background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
+    compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
+    budgets: dict[str, float] = setting({}, above=0)  # hook slug -> seconds before it gives up
+
+
+_DECAY = decay_model.DecaySettings()  # the decay model's own defaults
+
+
+@dataclass(frozen=True)
+class DecayWeights:
+    age: float = setting(_DECAY.weights[0], at_least=0)
+    importance: float = setting(_DECAY.weights[1], at_least=0)
+    hotness: float = setting(_DECAY.weights[2], at_least=0)
+
+
+@dataclass(frozen=True)
+class DecayConfig:  # memctl decay: which memories are archived
+    weights: DecayWeights = section(DecayWeights)
+    horizon_days: float = setting(_DECAY.horizon_days, above=0)
+    hotness_window_days: float = setting(_DECAY.hotness_window_days, above=0)
+    hotness_saturation: int = setting(_DECAY.hotness_saturation, at_least=1)
+    hotness_recency_weight: float = fraction(_DECAY.hotness_recency_weight)
+    min_age_days: float = setting(_DECAY.min_age_days, at_least=0)
+    threshold: float = fraction(_DECAY.threshold)
+    max_memories: int | None = setting(_DECAY.max_memories, at_least=0)
+
+    def model(self) -> decay_model.DecaySettings:
+        """These settings as the decay model takes them."""
+        w = self.weights
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return decay_model.DecaySettings(**{**values, "weights": (w.age, w.importance, w.hotness)})
+
+
+@dataclass(frozen=True)
+class SessionSettings:  # short-term memory: one buffer per session in .state/sessions/
+    max_turns: int = setting(10, at_least=1)  # exchanges; system messages never count
+    max_tokens: int = setting(8000, at_least=1)
+    keep_ratio: float = setting(0.8, above=0, at_most=1)  # trimming keeps this share
+    summary_ratio: float = setting(0.25, above=0, at_most=1)  # of what a summary replaces
+    summary_max_tokens: int = setting(1000, at_least=1)
+    ttl_minutes: float = setting(120.0, at_least=0)  # idle sessions end; 0 never
+    min_exchanges: int = setting(2, at_least=0)  # fewer and ending writes no episode
+    compact_on_add: bool = setting(True)
+
+
+@dataclass(frozen=True)
+class TaskSettings:  # importance of the episode a finished task becomes
+    success_importance: float = fraction(0.7)
+    partial_importance: float = fraction(0.75)
+    failure_importance: float = fraction(0.85)
+
+    def importance(self, outcome: str) -> float:
+        """The base importance for an outcome: success, partial or failed."""
+        return {"failed": self.failure_importance, "partial": self.partial_importance}.get(
+            outcome, self.success_importance
+        )
+
+
+@dataclass(frozen=True)
+class CompactSettings:
+    min_episodes: int = setting(3, at_least=2)  # episodes about one target a summary needs
+    similarity: float = fraction(0.7)
+    ignore_tags: tuple[str, ...] = setting(("session", "task", "episode", "conversation"))
+    sentence_embeddings: bool = setting(True)  # extractive summaries rank on the model
+
+
+@dataclass(frozen=True)
+class ContextSplit:  # share of the budget each section may use before it must shrink first
+    task: float = fraction(0.2)
+    session: float = fraction(0.35)
+    memories: float = fraction(0.3)
+    facts: float = fraction(0.15)
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    budget: int = setting(2000, at_least=50)
+    max_memories: int = setting(10, at_least=0)
+    max_facts: int = setting(20, at_least=0)
+    min_confidence: float = fraction(0.6)
+    min_similarity: float = fraction(0.2)  # cosine for hits found by meaning only
+    recent_turns: int = setting(6, at_least=0)
+    split: ContextSplit = section(ContextSplit)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything config.yaml can say, checked; one field per section."""
+
+    embedding: EmbeddingSettings = section(EmbeddingSettings)
+    recall: RecallSettings = section(RecallSettings)
+    llm: LLMSettings = section(LLMSettings)
+    redaction: RedactionSettings = section(RedactionSettings)
+    write: WriteSettings = section(WriteSettings)
+    extract: ExtractSettings = section(ExtractSettings)
+    hooks: HooksSettings = section(HooksSettings)
+    decay: DecayConfig = section(DecayConfig)
+    session: SessionSettings = section(SessionSettings)
+    task: TaskSettings = section(TaskSettings)
+    compact: CompactSettings = section(CompactSettings)
+    context: ContextSettings = section(ContextSettings)
+
+
+SECTIONS = tuple(f.name for f in dataclasses.fields(Settings))
+# The defaults as plain data, shaped like config.yaml (templates/config.yaml documents them).
+DEFAULTS: dict[str, Any] = plain(Settings())
+
+
+# --- the environment ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The environment variables memctl reads, and nothing else of the environment."""
+
+    store: str | None = None  # MEMCTL_STORE: the store to use
+    llm_model: str | None = None  # MEMCTL_LLM_MODEL: overrides llm.model
+    claude_project_dir: str | None = None  # CLAUDE_PROJECT_DIR: where a Claude Code hook runs
+    debug: bool = False  # MEMCTL_DEBUG=1: tracebacks for unexpected errors
+
+
+def read_environment(env: Mapping[str, str] | Environment | None = None) -> Environment:
+    if isinstance(env, Environment):
+        return env
+    env = os.environ if env is None else env
+    return Environment(
+        store=env.get("MEMCTL_STORE") or None,
+        llm_model=env.get("MEMCTL_LLM_MODEL") or None,
+        claude_project_dir=env.get("CLAUDE_PROJECT_DIR") or None,
+        debug=env.get("MEMCTL_DEBUG", "") not in ("", "0"),
+    )
+
+
+def editor_command() -> str:
+    """$VISUAL, else $EDITOR, else vi: what `memctl edit` opens."""
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+
+
+def home_dir() -> Path:
+    """The user's home folder (user-level agent settings live under it)."""
+    return Path.home()
+
+
+def tiktoken_cache_dirs() -> list[Path]:
+    """Folders tiktoken itself would look in for a cached encoding file."""
+    names = ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
+    return [Path(os.environ[name]) for name in names if os.environ.get(name)]
+
+
+# --- the store ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Store:
-    """Where a store's files, index and state live, plus its merged configuration."""
+    """Where a store's files, index and state live, and its checked settings."""
 
     root: Path
-    config: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    env: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    settings: Settings = field(default_factory=Settings, compare=False, hash=False)
+    # What config.yaml held, as written; only for `section()` and `config`.
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def index_dir(self) -> Path:
@@ -124,44 +291,115 @@ class Store:
     def private_dir(self) -> Path:
         return self.root / PRIVATE_DIRNAME
 
+    @property
+    def config_path(self) -> Path:
+        return self.root / CONFIG_FILENAME
+
     def section(self, name: str) -> dict[str, Any]:
-        return self.config.get(name, {}) or {}
+        """One section as a plain dict: the untyped view, kept for older callers.
+
+        Known sections give their checked values (defaults filled in) plus any key memctl does
+        not know, as written (already warned about); unknown sections give what was written.
+        New code reads `store.settings.<section>.<key>` instead.
+        """
+        written = self.raw.get(name)
+        written = dict(written) if isinstance(written, Mapping) else {}
+        if name not in SECTIONS:
+            return written
+        return {**written, **plain(getattr(self.settings, name))}
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """Every section as plain data (see `section`)."""
+        names = [*SECTIONS, *(name for name in self.raw if name not in SECTIONS)]
+        return {str(name): self.section(str(name)) for name in names}
 
 
-def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    merged = copy.deepcopy(base)
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any] | None) -> dict[str, Any]:
+    merged = copy.deepcopy(dict(base))
     for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
             merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
     return merged
 
 
-def load_config(root: Path) -> dict[str, Any]:
-    path = root / "config.yaml"
-    if not path.exists():
-        return copy.deepcopy(DEFAULTS)
+@dataclass(frozen=True)
+class LoadedConfig:
+    settings: Settings
+    raw: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+
+
+def read_config(root: Path) -> LoadedConfig:
+    """Read and check `root/config.yaml` (defaults when it is missing); raises InvalidConfig."""
+    path = root / CONFIG_FILENAME
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InvalidMemoryFile(
-            path, mark.line + 1 if mark else 1, f"broken YAML: {getattr(exc, 'problem', exc)}"
-        ) from None
-    if not isinstance(data, dict):
-        raise InvalidMemoryFile(path, 1, "config.yaml must be a mapping")
-    return deep_merge(DEFAULTS, data)
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return LoadedConfig(Settings(), {})
+    except (OSError, UnicodeError) as exc:
+        raise InvalidConfig(path, 1, f"unreadable: {exc}") from None
+    data, lines = _parse_yaml(path, text)
+    return check_config(data, path, lines)
+
+
+def check_config(
+    data: Any, source: Path | str, lines: Mapping[KeyPath, int] | None = None
+) -> LoadedConfig:
+    """Typed settings from config data; `lines` maps a key path to its line in `source`."""
+    lines = lines or {}
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise InvalidConfig(source, 1, "config.yaml must be a mapping of sections")
+    try:
+        settings, unknown = build(Settings, data)
+    except SettingError as exc:
+        raise InvalidConfig(source, _line_of(lines, exc.keys), exc.problem) from None
+    warnings = tuple(
+        f"{source}:{_line_of(lines, keys)}: unknown setting '{'.'.join(keys)}' (ignored); "
+        f"known {'sections' if len(keys) == 1 else 'keys'}: {_known_names(keys)}"
+        for keys in unknown
+    )
+    return LoadedConfig(settings, dict(data), warnings)
+
+
+def config_error(store: Store, keys: KeyPath, problem: str) -> InvalidConfig:
+    """A problem found while using a setting, pointed at that setting's line in config.yaml."""
+    path = store.config_path
+    try:
+        _, lines = _parse_yaml(path, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, InvalidConfig):
+        lines = {}
+    return InvalidConfig(path, _line_of(lines, keys), problem)
+
+
+def parse_section(name: str, data: Mapping[str, Any], source: str = "settings") -> Any:
+    """One section's typed settings from plain data, checked like config.yaml."""
+    return getattr(check_config({name: data}, source).settings, name)
+
+
+def load_config(root: Path) -> dict[str, Any]:
+    """config.yaml as plain data, defaults filled in and checked (see `Store.config`)."""
+    loaded = read_config(root)
+    return Store(root, loaded.settings, loaded.raw).config
+
+
+def with_overrides(store: Store, overrides: Mapping[str, Any], source: str = "--set") -> Store:
+    """The same store with some config keys replaced (checked like config.yaml)."""
+    loaded = check_config(deep_merge(store.raw, overrides), source)
+    return Store(store.root, _apply_environment(loaded.settings, None), loaded.raw)
 
 
 def find_store(
     explicit: str | os.PathLike | None = None,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | Environment | None = None,
 ) -> Path:
     """Like git: `--store`, then MEMCTL_STORE, then the nearest `.memory/` upward."""
-    env = dict(os.environ) if env is None else env
-    chosen = explicit or env.get("MEMCTL_STORE")
+    chosen = explicit or read_environment(env).store
     if chosen:
         path = Path(chosen).expanduser().resolve()
         if not path.is_dir():
@@ -178,14 +416,79 @@ def find_store(
     )
 
 
+def print_warning(message: str) -> None:
+    print(f"Warning: {message}", file=sys.stderr)
+
+
+_warned: set[str] = set()
+
+
 def open_store(
     explicit: str | os.PathLike | None = None,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | Environment | None = None,
+    warn: Callable[[str], None] | None = print_warning,
 ) -> Store:
-    env = dict(os.environ) if env is None else env
-    root = find_store(explicit, cwd, env)
-    config = load_config(root)
-    if env.get("MEMCTL_LLM_MODEL"):
-        config = deep_merge(config, {"llm": {"model": env["MEMCTL_LLM_MODEL"]}})
-    return Store(root=root, config=config, env=env)
+    """The store and its checked settings. Unknown config keys go to `warn`, once a process."""
+    environment = read_environment(env)
+    root = find_store(explicit, cwd, environment)
+    loaded = read_config(root)
+    for message in loaded.warnings:
+        if warn is not None and message not in _warned:
+            _warned.add(message)
+            warn(message)
+    return Store(root, _apply_environment(loaded.settings, environment), loaded.raw)
+
+
+def _apply_environment(settings: Settings, environment: Environment | None) -> Settings:
+    environment = environment or read_environment()
+    if not environment.llm_model:
+        return settings
+    llm = dataclasses.replace(settings.llm, model=environment.llm_model)
+    return dataclasses.replace(settings, llm=llm)
+
+
+# --- config.yaml lines -------------------------------------------------------------------------
+
+
+def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[KeyPath, int]]:
+    """The data of a YAML text and the line of every key and list item in it."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise InvalidConfig(path, line, f"broken YAML: {getattr(exc, 'problem', exc)}") from None
+    finally:
+        loader.dispose()
+    lines: dict[KeyPath, int] = {}
+    if node is not None:
+        _collect_lines(node, (), lines)
+    return data, lines
+
+
+def _collect_lines(node: yaml.Node, keys: KeyPath, lines: dict[KeyPath, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            path = (*keys, str(key_node.value))
+            lines[path] = key_node.start_mark.line + 1  # a repeated key: the last one counts
+            _collect_lines(value_node, path, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for number, item in enumerate(node.value):
+            path = (*keys, str(number))
+            lines[path] = item.start_mark.line + 1
+            _collect_lines(item, path, lines)
+
+
+def _line_of(lines: Mapping[KeyPath, int], keys: KeyPath) -> int:
+    """The line of a key, else of the nearest enclosing key, else 1."""
+    for end in range(len(keys), 0, -1):
+        if keys[:end] in lines:
+            return lines[keys[:end]]
+    return 1
+
+
+def _known_names(keys: KeyPath) -> str:
+    return ", ".join(known_keys(Settings, keys[:-1])) or "none"

@@ -241,6 +241,6 @@ def test_recency_bonus_at_its_maximum_never_buries_an_old_relevant_memory(store,
 
 def test_recency_bonus_above_its_bound_is_refused(store, write_file):
     write_file("semantic/one.md", memory_file("onlymemory01", "Kites fly in onshore wind.", None))
-    store = write_config(store, "recall:\n  recency_bonus: 2\n")
-    with pytest.raises(UsageError, match="recall.recency_bonus"):
+    with pytest.raises(UsageError, match="recall.recency_bonus"):  # when the store is opened
+        store = write_config(store, "recall:\n  recency_bonus: 2\n")
         service.recall(store, "anything", k=1, mode="bm25")

@@ -20,7 +20,7 @@ def test_model_from_environment(tmp_path):
 
     root = service.init_store(tmp_path).root
     assert (
-        llm_settings(open_store(root, env={"MEMCTL_LLM_MODEL": "ollama/llama3.1"}))["model"]
+        llm_settings(open_store(root, env={"MEMCTL_LLM_MODEL": "ollama/llama3.1"})).model
         == "ollama/llama3.1"
     )
 

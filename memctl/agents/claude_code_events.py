@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.ingest import ingest_transcript
-from memctl.config import Store, open_store
+from memctl.config import Environment, Store, open_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.retrieval.context import context_block
@@ -28,24 +27,19 @@ LOG_NAME = "hooks.log"
 PROMPT_HEADING = "## memctl: memories related to this prompt"
 
 
-def hook_settings(store: Store) -> dict[str, Any]:
-    return store.section("hooks")
-
-
 def log_path(store: Store) -> Path:
     return store.state_dir / LOG_NAME
 
 
 def find_hook_store(
-    payload_cwd: str, explicit: str | None, env: Mapping[str, str], process_cwd: Path
+    payload_cwd: str, explicit: str | None, env: Environment, process_cwd: Path
 ) -> Store | None:
     """The store for a hook call: --store/MEMCTL_STORE, else the nearest one above the payload's
     `cwd`, CLAUDE_PROJECT_DIR or the process's cwd. None when there is none: the hook does nothing."""
-    env = dict(env)
     try:
-        if explicit or env.get("MEMCTL_STORE"):
+        if explicit or env.store:
             return open_store(explicit, env=env)
-        for place in (payload_cwd, env.get("CLAUDE_PROJECT_DIR", ""), str(process_cwd)):
+        for place in (payload_cwd, env.claude_project_dir or "", str(process_cwd)):
             if not place:
                 continue
             try:
@@ -73,7 +67,7 @@ def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: 
 
 def session_start_context(store: Store, payload: HookPayload) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
-    budget = int(hook_settings(store).get("session_start_budget", 1500))
+    budget = store.settings.hooks.session_start_budget
     markdown, shown = context_block(store, budget, payload.session_id)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     _remember_shown(store, payload.session_id, shown, reset=True)
@@ -85,19 +79,19 @@ def session_start_context(store: Store, payload: HookPayload) -> str:
 
 def prompt_context(store: Store, payload: HookPayload) -> str:
     """A few memories relevant to the prompt and not yet shown in this session; "" if none."""
-    settings = hook_settings(store)
-    if is_trivial_prompt(payload.prompt, int(settings.get("prompt_min_chars", 12))):
+    settings = store.settings.hooks
+    if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
         return ""
     from memctl.service.retrieval.recall import recall
 
-    k = int(settings.get("prompt_k", 3))
+    k = settings.prompt_k
     query = payload.prompt.strip()[:2000]
     hits = recall(store, query, k=k * 3)
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     fresh = [hit for hit in hits if hit.id not in shown]
-    relevant = related_hits(store, query, fresh, float(settings.get("prompt_min_similarity", 0.3)))
+    relevant = related_hits(store, query, fresh, settings.prompt_min_similarity)
     items = [BlockItem(h.id, h.title, h.type, h.body) for h in relevant[:k]]
-    block = fit_block(PROMPT_HEADING, items, int(settings.get("prompt_budget", 400)))
+    block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
         _remember_shown(store, payload.session_id, block.shown, reset=False)
     return block.markdown
@@ -160,7 +154,7 @@ def capture_transcript(
         "event": payload.event,
         "queued": time.time(),
     }
-    background = bool(hook_settings(store).get("background", True))
+    background = store.settings.hooks.background
     if not background or spawn is None:
         ingest_transcript(store, job["session_id"], Path(job["transcript_path"]), final=final)
         return
@@ -219,7 +213,7 @@ def run_claude_code_hook(
     stdin_text: str,
     *,
     explicit_store: str | None,
-    env: Mapping[str, str],
+    env: Environment,
     cwd: Path,
     plain: bool = False,
     background: bool = True,
@@ -244,7 +238,7 @@ def run_claude_code_hook(
             return ""
         log = log_path(store)
         spawn = (lambda argv, where: spawn_detached(argv, where, log)) if background else None
-        budget = float((hook_settings(store).get("budgets") or {}).get(spec.slug, spec.budget_s))
+        budget = store.settings.hooks.budgets.get(spec.slug, spec.budget_s)
         return run_hook(
             spec.event,
             stdin_text,

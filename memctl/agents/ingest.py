@@ -60,7 +60,7 @@ def ingest_transcript(
         if final:
             report.episodes.extend(_end(store, session, report))
             report.ended = True
-            if store.section("hooks").get("compact_on_end", True):
+            if store.settings.hooks.compact_on_end:
                 report.knowledge.extend(_compact(store))
         state.setdefault("ingests", []).append(
             {

@@ -85,29 +85,23 @@ def check_memory_bytes(
     ]
 
 
-def _redaction_on(store: Store) -> bool:
-    return store.section("redaction").get("enabled", True) is not False
-
-
 def find_secrets(text: str, store: Store) -> list[tuple[int, str]]:
     """(line, kind) of what memctl's own write path would have redacted, one per line and kind."""
-    if not _redaction_on(store):
+    settings = store.settings.redaction
+    if not settings.enabled:
         return []
     try:
         from memctl.core.redact import redact
     except ImportError:
         return []
-    settings = store.section("redaction")
-    options = {
-        "disabled": settings.get("disabled") or (),
-        "extra_patterns": settings.get("patterns") or None,
-    }
-    whole = redact(text, **options)
+    whole = redact(text, disabled=settings.disabled, extra_patterns=settings.patterns)
     if not whole.total:
         return []
     found: list[tuple[int, str]] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        for kind in redact(line, **options).counts:
+        for kind in redact(
+            line, disabled=settings.disabled, extra_patterns=settings.patterns
+        ).counts:
             found.append((number, kind))
     if not found:  # a value spanning lines (a private key block): point at where it starts
         first = _first_changed_line(text, whole.text)

@@ -143,25 +143,6 @@ def recency_bonus(age_days: float, max_bonus: float, half_life_days: float) -> f
     return max_bonus * 0.5 ** (max(age_days, 0.0) / half_life_days)
 
 
-MAX_RECENCY_SHARE = 0.5
-
-
-def recency_settings(section: Mapping[str, Any] | None) -> tuple[float, float]:
-    """(share, half-life days) from the `recall:` section; a bad value names its key.
-
-    `recency_bonus` is the share of one retriever's top-rank fusion score a brand-new memory
-    gains. Capped at half of it, a fresh memory can pass a near tie, never a clearly better match.
-    """
-    section = section or {}
-    share = _number(section, "recency_bonus", 0.0, prefix="recall")
-    if share > MAX_RECENCY_SHARE:
-        raise UsageError(
-            f"config recall.recency_bonus must be at most {MAX_RECENCY_SHARE}, got {share!r}."
-        )
-    half_life = _number(section, "recency_half_life_days", 30.0, positive=True, prefix="recall")
-    return share, half_life
-
-
 def plan_decay(
     items: list[DecayInput], now: datetime, config: Mapping[str, Any] | DecaySettings | None = None
 ) -> list[DecayDecision]:

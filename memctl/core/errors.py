@@ -59,3 +59,13 @@ class LowValueContent(MemctlError):
     def __init__(self, reason: str):
         super().__init__(f"Refused: {reason}")
         self.reason = reason
+
+
+class InvalidConfig(InvalidMemoryFile, UsageError):
+    """A config.yaml value of the wrong type or out of range: `config.yaml:LINE: what is wrong`.
+
+    A usage error by nature (a bad setting, like a bad option), but exit code 1 like every
+    file memctl cannot read."""
+
+    exit_code = 1
+    kind = "invalid_config"

@@ -142,11 +142,10 @@ def task_outcome(task: TaskState, failed: bool) -> str:
     return "success"
 
 
-def task_importance(
-    outcome: str, lessons: Sequence[str], steps: int, weights: dict[str, float]
-) -> float:
-    """Failures and lessons weigh more (seeds: success 0.7-0.9, failure 0.8-1.0); long tasks too."""
-    base = float(weights.get(f"{'failure' if outcome == 'failed' else outcome}_importance", 0.7))
+def task_importance(base: float, lessons: Sequence[str], steps: int) -> float:
+    """`base` (the outcome's importance) raised for lessons and long tasks.
+
+    Failures and lessons weigh more (seeds: success 0.7-0.9, failure 0.8-1.0)."""
     bonus = min(0.05 * len(lessons), 0.1) + (0.05 if steps > 3 else 0.0)
     return round(min(base + bonus, 1.0), 2)
 

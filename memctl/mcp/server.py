@@ -117,7 +117,7 @@ def build_server(store: Store) -> Any:
             "`query`, focused on it."
         )
     )
-    def context(query: str | None = None, budget: int = 2000) -> str:
+    def context(query: str | None = None, budget: int = store.settings.context.budget) -> str:
         return tool_call(lambda: agent_context(store, query=query, budget=budget))
 
     @server.tool(description="Forget a memory by id: its file and index rows are removed.")

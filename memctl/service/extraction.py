@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memctl.config import Store
+from memctl.config import LLMSettings, Store
 from memctl.core.conversation import Turn
 from memctl.core.errors import UsageError
 from memctl.core.extract_llm import build_messages, checker
@@ -219,16 +219,16 @@ def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str
 
 
 def _llm_plan(
-    store: Store, turns: list[Turn], settings: dict, mock_response
+    store: Store, turns: list[Turn], settings: LLMSettings, mock_response
 ) -> tuple[list[PlanItem], dict]:
     from memctl.integrations.llm import complete_json
 
-    options = store.section("extract")
-    existing = _context_memories(store, turns, int(options.get("context_memories", 15)))
+    options = store.settings.extract
+    existing = _context_memories(store, turns, options.context_memories)
     messages = build_messages(
         turns,
         [(m.id, m.type, current_text(m.body)) for m in existing],
-        int(options.get("max_conversation_chars", 24000)),
+        options.max_conversation_chars,
     )
     known = {memory.id for memory in existing}  # the model can only name ids it was shown
     items, reply = complete_json(
@@ -281,7 +281,7 @@ def _context_memories(store: Store, turns: list[Turn], limit: int) -> list[Memor
 
 def _vet(store: Store, plan: list[PlanItem]) -> tuple[list[PlanItem], list[dict[str, str]]]:
     """Drop low-value items (reported, not written) and check every item before any write."""
-    min_chars = int(store.section("write").get("min_chars", 12))
+    min_chars = store.settings.write.min_chars
     kept: list[PlanItem] = []
     skipped: list[dict[str, str]] = []
     renumber: dict[int, int] = {}

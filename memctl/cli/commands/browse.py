@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 
@@ -11,6 +10,7 @@ from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
+from memctl.config import editor_command
 from memctl.core.errors import MemctlError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
@@ -92,7 +92,7 @@ def register(app: typer.Typer) -> None:
         """Open a memory in $EDITOR; the next read command re-indexes it."""
         store = current_store(ctx)
         path, _ = get_memory(store, memory_id)
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        editor = editor_command()
         try:
             subprocess.run([*shlex.split(editor), str(path)], check=False)
         except FileNotFoundError:

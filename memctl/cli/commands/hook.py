@@ -11,7 +11,7 @@ import typer
 
 from memctl.cli.output import handles_errors, stderr
 from memctl.cli.state import GlobalOptions
-from memctl.config import open_store
+from memctl.config import open_store, read_environment
 from memctl.core.errors import StoreNotFound, UsageError
 
 
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
             event,
             _read_stdin(),
             explicit_store=explicit_store(ctx),
-            env=os.environ,
+            env=read_environment(),
             cwd=Path.cwd(),
             plain=plain,
             background=not foreground,

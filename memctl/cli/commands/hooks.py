@@ -11,7 +11,7 @@ import typer
 
 from memctl.agents import claude_code, git_hooks
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
-from memctl.config import find_store
+from memctl.config import find_store, home_dir
 from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 
 TARGETS = ("claude-code", "git")
@@ -45,7 +45,7 @@ def chosen_scope(project: bool, local: bool, user: bool) -> str:
 
 
 def settings_file(scope: str) -> Path:
-    return claude_code.settings_path_for(scope, project_root(Path.cwd()), Path.home())
+    return claude_code.settings_path_for(scope, project_root(Path.cwd()), home_dir())
 
 
 def check_target(target: str) -> None:
@@ -238,7 +238,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
         """Show where memctl's hooks are installed (Claude Code settings files, git)."""
-        report = status_report(Path.cwd(), Path.home())
+        report = status_report(Path.cwd(), home_dir())
         if as_json:
             print_json(report)
             return

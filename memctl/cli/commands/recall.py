@@ -82,13 +82,15 @@ def register(app: typer.Typer) -> None:
             )
         store = current_store(ctx)
         vector = (
-            start_query_embedding(query) if mode in ("hybrid", "vector") and query.strip() else None
+            start_query_embedding(query, store.settings.embedding)
+            if mode in ("hybrid", "vector") and query.strip()
+            else None
         )
         report = sync_index(store)
         warn_problems(report.problems)
         if include_archived:
             warn_problems(sync_index(store, archive=True).problems)
-        limit = k if k is not None else int(store.section("recall").get("k", 5))
+        limit = k if k is not None else store.settings.recall.k
         hits = recall(
             store,
             query,

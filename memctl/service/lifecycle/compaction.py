@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memctl.config import Store
+from memctl.config import LLMSettings, Store
 from memctl.core.consolidation import (
     EpisodeGroup,
     EpisodeInfo,
@@ -122,8 +122,8 @@ def consolidation_candidates(memories: Sequence[tuple[str, Memory]]) -> list[tup
 def consolidate(
     store: Store, *, dry_run: bool = False, now: float | None = None
 ) -> tuple[list[Consolidation], list[dict]]:
-    settings = store.section("compact")
-    min_size = max(2, int(settings.get("min_episodes", 3)))
+    settings = store.settings.compact
+    min_size = settings.min_episodes
     listing = list_memories(store)
     candidates = consolidation_candidates(listing.memories)
     if len(candidates) < min_size:
@@ -141,8 +141,8 @@ def consolidate(
         infos,
         min_size=min_size,
         similarity=_similarity(store, [m for _, m in candidates]),
-        threshold=float(settings.get("similarity", 0.7)),
-        ignore_tags=settings.get("ignore_tags") or (),
+        threshold=settings.similarity,
+        ignore_tags=settings.ignore_tags,
     )
     by_id = {m.id: (relpath, m) for relpath, m in candidates}
     done = []
@@ -167,20 +167,21 @@ def _similarity(store: Store, memories: Sequence[Memory]):
     """Cosine similarity of the episodes, from the index's vectors where it has them."""
     import numpy as np
 
-    from memctl.service.retrieval.indexing import MODEL_ID, index_text, open_index
+    from memctl.service.retrieval.indexing import index_text, open_index
 
+    embedding = store.settings.embedding
     texts = [index_text(m) for m in memories]
-    hashes = [embed_hash(MODEL_ID, t) for t in texts]
+    hashes = [embed_hash(embedding.model, t) for t in texts]
     try:
         known = open_index(store).vectors_for(sorted(set(hashes)))
     except Exception:  # noqa: BLE001 - the index is a cache; embed instead
         known = {}
     missing = [i for i, h in enumerate(hashes) if h not in known]
-    vectors = np.zeros((len(texts), 384), dtype=np.float32)
+    vectors = np.zeros((len(texts), embedding.dimension), dtype=np.float32)
     if missing:
         from memctl.integrations.embedder import get_embedder
 
-        embedded = get_embedder().embed([texts[i] for i in missing])
+        embedded = get_embedder(embedding).embed([texts[i] for i in missing])
         for i, vector in zip(missing, embedded, strict=False):
             vectors[i] = vector
     for i, h in enumerate(hashes):
@@ -205,7 +206,7 @@ def _draft(store: Store, group: EpisodeGroup, members: list[Memory], *, allow_ll
     return with_embeddings(store, draft_knowledge, group, members), None, warning
 
 
-def _draft_with_llm(llm: dict, group: EpisodeGroup, members: list[Memory]):
+def _draft_with_llm(llm: LLMSettings, group: EpisodeGroup, members: list[Memory]):
     from memctl.integrations.llm import LLMBadOutput, complete_json
 
     topic = group_topic(group, members)
@@ -222,9 +223,9 @@ def _draft_with_llm(llm: dict, group: EpisodeGroup, members: list[Memory]):
         {"role": "system", "content": KNOWLEDGE_SYSTEM},
         {"role": "user", "content": prompt},
     ]
-    data, reply = complete_json(llm, messages, mock_response=llm.get("mock_response"))
+    data, reply = complete_json(llm, messages, mock_response=llm.mock_response)
     if not isinstance(data, dict) or not str(data.get("content") or "").strip():
-        raise LLMBadOutput(f"The LLM '{llm['model']}' returned no knowledge content.")
+        raise LLMBadOutput(f"The LLM '{llm.model}' returned no knowledge content.")
     points = data.get("key_points") if isinstance(data.get("key_points"), list) else []
     points = [" ".join(str(p).split()) for p in points if str(p).strip()][:8]
     try:
@@ -238,7 +239,7 @@ def _draft_with_llm(llm: dict, group: EpisodeGroup, members: list[Memory]):
         body=render_knowledge_body(str(data["content"]).strip(), points, members),
         key_points=points,
         confidence=round(confidence, 2),
-        writer=f"llm:{llm['model']}",
+        writer=f"llm:{llm.model}",
     )
     return draft, reply.usage(), None
 
@@ -250,7 +251,7 @@ def _write_knowledge(
     members: list[Memory],
     now: float | None,
 ) -> Memory:
-    ignored = {t.casefold() for t in store.section("compact").get("ignore_tags") or ()}
+    ignored = {t.casefold() for t in store.settings.compact.ignore_tags}
     shared = set.intersection(*(set(m.tags) for m in members)) if members else set()
     tags = {t for t in shared if t.casefold() not in ignored}
     if group.reason == "tag":

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
-from memctl.core.decay import ARCHIVE, DecayDecision, DecayInput, DecaySettings, plan_decay
+from memctl.core.decay import ARCHIVE, DecayDecision, DecayInput, plan_decay
 from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
 from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
 from memctl.service.retrieval.indexing import indexed_files, open_index, sync_index
@@ -88,7 +88,7 @@ def plan(
 ) -> DecayReport:
     """What decay would do now: every memory outside archive/ with its score and action."""
     now = now or datetime.now(timezone.utc)
-    settings = DecaySettings.from_config(store.section("decay"))
+    settings = store.settings.decay.model()
     scanned, problems = scanned or scan_memories(store)
     access = load_access(store.state_dir)
     items = []

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memctl.config import Store
+from memctl.config import LLMSettings, Store
 from memctl.core.conversation import Turn
 from memctl.core.episodes import (
     TOOL_OUTPUT_CHARS,
@@ -54,16 +54,13 @@ class Drafted:
 
 def sentence_embed(store: Store):
     """The bundled model as the summarizer's `embed`, loaded on first use; None when off."""
-    if not store.section("compact").get("sentence_embeddings", True):
+    if not store.settings.compact.sentence_embeddings:
         return None
 
     def embed(texts: list[str]):
         from memctl.integrations.embedder import get_embedder
 
-        settings = store.section("embedding")
-        return get_embedder(int(settings.get("batch_size") or 64), settings.get("threads")).embed(
-            texts
-        )
+        return get_embedder(store.settings.embedding).embed(texts)
 
     return embed
 
@@ -89,9 +86,9 @@ def draft_turns(
     store: Store, turns: Sequence[Turn], previous_summary: str, *, allow_llm: bool = True
 ) -> Drafted:
     """Draft the episode for `turns` and the session's new rolling summary."""
-    settings = store.section("session")
-    ratio = float(settings.get("summary_ratio", 0.25))
-    max_tokens = int(settings.get("summary_max_tokens", 1000))
+    settings = store.settings.session
+    ratio = settings.summary_ratio
+    max_tokens = settings.summary_max_tokens
     warning = None
     if allow_llm:
         from memctl.integrations.llm import llm_settings
@@ -118,7 +115,7 @@ def _strings(value: Any, limit: int = 8) -> list[str]:
 
 
 def _draft_with_llm(
-    llm: dict, turns: Sequence[Turn], previous: str, ratio: float, max_tokens: int
+    llm: LLMSettings, turns: Sequence[Turn], previous: str, ratio: float, max_tokens: int
 ) -> Drafted:
     from memctl.integrations.llm import LLMBadOutput, complete_json
 
@@ -135,9 +132,9 @@ def _draft_with_llm(
         words=max(50, int(max_tokens * 0.75)),
     )
     messages = [{"role": "system", "content": EPISODE_SYSTEM}, {"role": "user", "content": prompt}]
-    data, reply = complete_json(llm, messages, mock_response=llm.get("mock_response"))
+    data, reply = complete_json(llm, messages, mock_response=llm.mock_response)
     if not isinstance(data, dict) or not str(data.get("summary") or "").strip():
-        raise LLMBadOutput(f"The LLM '{llm['model']}' returned no summary.")
+        raise LLMBadOutput(f"The LLM '{llm.model}' returned no summary.")
     try:
         importance = min(max(float(data.get("importance", 0.5)), 0.0), 1.0)
     except (TypeError, ValueError):
@@ -152,7 +149,7 @@ def _draft_with_llm(
         facts=_strings(data.get("facts")),
         preferences=_strings(data.get("preferences")),
         importance=round(importance, 2),
-        writer=f"llm:{llm['model']}",
+        writer=f"llm:{llm.model}",
     )
     rolling = str(data.get("rolling_summary") or "").strip()
     if not rolling:

@@ -93,10 +93,8 @@ class AddTurnResult:
 
 
 def buffer_limits(store: Store) -> BufferLimits:
-    s = store.section("session")
-    return BufferLimits(
-        int(s.get("max_turns", 10)), int(s.get("max_tokens", 8000)), float(s.get("keep_ratio", 0.8))
-    )
+    s = store.settings.session
+    return BufferLimits(s.max_turns, s.max_tokens, s.keep_ratio)
 
 
 def _count(text: str) -> int:
@@ -132,7 +130,7 @@ def add_turn(
     folds = end_idle_sessions(store, now=now)
     stamp = now_iso(now)
     if compact is None:
-        compact = bool(store.section("session").get("compact_on_add", True))
+        compact = store.settings.session.compact_on_add
     with session_lock(store.state_dir, session_id):
         meta = read_meta(store.state_dir, session_id) or SessionMeta(
             session_id, stamp, stamp, agent=agent
@@ -206,7 +204,7 @@ def _end(
     store: Store, meta: SessionMeta, turns: list[StoredTurn], action: str, now: float, dry_run: bool
 ) -> FoldReport:
     pending = [t for t in turns if not t.episode and t.role != "system"]
-    needed = int(store.section("session").get("min_exchanges", 2))
+    needed = store.settings.session.min_exchanges
     if meta.exchanges < needed:
         fold = FoldReport(
             meta.id, action, 0, note=f"fewer than {needed} exchanges: no episode written"
@@ -252,7 +250,7 @@ def end_idle_sessions(
 ) -> list[FoldReport]:
     """End every open session idle for longer than `session.ttl_minutes`."""
     now = time.time() if now is None else now
-    ttl = float(store.section("session").get("ttl_minutes") or 0)
+    ttl = store.settings.session.ttl_minutes
     folds = []
     for session_id in session_ids(store.state_dir):
         meta = read_meta(store.state_dir, session_id)

@@ -137,7 +137,8 @@ def finish_task(
         if task is None:
             raise _no_task()
         outcome = task_outcome(task, failed)
-        importance = task_importance(outcome, lessons, len(task.steps), store.section("task"))
+        base = store.settings.task.importance(outcome)
+        importance = task_importance(base, lessons, len(task.steps))
         ended = now_iso(now)
         body = render_task_episode(task, outcome, lessons, ended)
         text = "\n".join(

@@ -153,7 +153,7 @@ def add_memory(
         text, fields, redacted = redact_memory_fields(store, text, fields)
     memory = build_memory(text, **fields)  # bad options are usage errors before anything else
     if not force:
-        reason = low_value_reason(memory.body, int(store.section("write").get("min_chars", 12)))
+        reason = low_value_reason(memory.body, store.settings.write.min_chars)
         if reason:
             raise LowValueContent(reason)
     # Why: an episode is an event (two alike are still two), a restored record keeps its id.
@@ -178,11 +178,11 @@ def add_memory(
 
 
 def thresholds(store: Store) -> Thresholds:
-    settings = store.section("write")
+    settings = store.settings.write
     return Thresholds(
-        dedup=float(settings.get("dedup_threshold", 0.95)),
-        subject=float(settings.get("subject_similarity", 0.4)),
-        loose_subject=float(settings.get("loose_subject_similarity", 0.6)),
+        dedup=settings.dedup_threshold,
+        subject=settings.subject_similarity,
+        loose_subject=settings.loose_subject_similarity,
     )
 
 
@@ -309,8 +309,7 @@ def embed_texts(store: Store, texts: list[str]):
     """Vectors exactly as the index makes them (same model, same settings)."""
     from memctl.integrations.embedder import get_embedder
 
-    settings = store.section("embedding")
-    return get_embedder(int(settings.get("batch_size") or 64), settings.get("threads")).embed(texts)
+    return get_embedder(store.settings.embedding).embed(texts)
 
 
 def nearest_memories(
@@ -318,7 +317,7 @@ def nearest_memories(
 ) -> list[Neighbor]:
     """The stored memories nearest to `vector` that a write may merge into: same scope, live,
     not episodic (an episode is an event; two alike are still two events)."""
-    limit = limit or max(int(store.section("write").get("subject_candidates", 5)), 1)
+    limit = limit or store.settings.write.subject_candidates
     where = f"scope = {sql_quote(memory.scope)} AND archived = false AND type != 'episodic'"
     rows = open_index(store).search_vector(vector, limit * 3, where)
     best: dict[str, dict] = {}

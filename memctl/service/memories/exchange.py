@@ -268,7 +268,7 @@ def _accepted_items(
     from memctl.core.quality import low_value_reason
     from memctl.service.memories.redaction import redact_memory_fields
 
-    min_chars = int(store.section("write").get("min_chars", 12))
+    min_chars = store.settings.write.min_chars
     existing = list_memories(store, include_archived=True).memories
     known_ids = {m.id for _, m in existing}
     known_texts = {_normal(m.body) for _, m in existing}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from memctl.config import Store
-from memctl.core.errors import InvalidMemoryFile, UsageError
+from memctl.config import Store, config_error
+from memctl.core.errors import UsageError
 from memctl.core.redact import KINDS, Redaction, redact
 
 
 def redaction_enabled(store: Store) -> bool:
-    return store.section("redaction").get("enabled", True) is not False
+    return store.settings.redaction.enabled
 
 
 def redact_for_store(store: Store, text: str) -> Redaction:
@@ -21,21 +21,19 @@ def redact_for_store(store: Store, text: str) -> Redaction:
     """
     if not text or not redaction_enabled(store):
         return Redaction(text=text, counts={})
-    settings = store.section("redaction")
-    disabled = settings.get("disabled") or ()
-    patterns = settings.get("patterns") or {}
-    if not isinstance(disabled, (list, tuple, str)):
-        raise _config_problem(store, "disabled", "redaction.disabled must be a list of kinds")
-    if not isinstance(patterns, dict):
-        raise _config_problem(store, "patterns", "redaction.patterns must map a name to a regex")
+    settings = store.settings.redaction
     try:
-        return redact(text, disabled=disabled, extra_patterns=patterns)
+        return redact(text, disabled=settings.disabled, extra_patterns=settings.patterns)
     except UsageError as exc:
-        culprit = next(
-            (str(name) for name in (*patterns, *_as_list(disabled)) if f"'{name}'" in str(exc)),
-            "redaction",
+        # Why: a regex or a kind name is only checked when used (compiling every pattern
+        # would put the regex tables on every command's start-up path).
+        named = [(("patterns", name), name) for name in settings.patterns]
+        named += [(("disabled", str(n)), kind) for n, kind in enumerate(settings.disabled)]
+        keys = next(
+            (("redaction", *where) for where, name in named if f"'{name}'" in str(exc)),
+            ("redaction",),
         )
-        raise _config_problem(store, culprit, str(exc)) from None
+        raise config_error(store, keys, str(exc)) from None
 
 
 def redact_memory_fields(
@@ -73,23 +71,3 @@ def ordered_counts(counts: dict[str, int]) -> dict[str, int]:
 def describe_counts(counts: dict[str, int]) -> str:
     """'email x2, api_key x1': kinds and counts only, never the values."""
     return ", ".join(f"{kind} x{n}" for kind, n in counts.items())
-
-
-def _as_list(value: Any) -> list:
-    return [value] if isinstance(value, str) else list(value or ())
-
-
-def _config_problem(store: Store, needle: str, problem: str) -> InvalidMemoryFile:
-    """Point at the line of config.yaml that mentions `needle` (the section line otherwise)."""
-    path = store.root / "config.yaml"
-    line = 1
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
-    for wanted in (needle, "redaction"):
-        found = next((n for n, text in enumerate(lines, start=1) if wanted in text), None)
-        if found:
-            line = found
-            break
-    return InvalidMemoryFile(path, line, problem)

@@ -17,6 +17,7 @@ from memctl.core.context_fit import Part, fit
 from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.memory import Memory
+from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
 from memctl.store.files import read_memory
 from memctl.store.sessions import read_meta, read_turns
@@ -157,7 +158,7 @@ def _related(store: Store, query: str, hits: list, min_similarity: float) -> lis
 
 
 def relevant_memories(
-    store: Store, query: str | None, session_id: str | None, limit: int, min_similarity: float = 0.2
+    store: Store, query: str | None, session_id: str | None, limit: int, min_similarity: float
 ) -> list[Recalled]:
     """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from."""
     from memctl.service.retrieval.recall import recall
@@ -295,12 +296,12 @@ def build_context(
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
     from memctl.service.retrieval.indexing import sync_index
 
-    settings = store.section("context")
-    budget = int(budget if budget is not None else settings.get("budget", 2000))
+    settings = store.settings.context
+    budget = budget if budget is not None else settings.budget
     task = read_task(store.state_dir)
     meta = read_meta(store.state_dir, session_id) if session_id else None
     turns = read_turns(store.state_dir, session_id) if meta else []
-    recent = max(0, int(settings.get("recent_turns", 6)))
+    recent = settings.recent_turns
     shown_turns = [t for t in turns if t.role != "system"]
     shown_turns = shown_turns[max(0, len(shown_turns) - recent) :]
     used_query, query_from = choose_query(query, task, turns)
@@ -310,12 +311,10 @@ def build_context(
         store,
         used_query,
         session_id,
-        int(settings.get("max_memories", 10)),
-        float(settings.get("min_similarity", 0.2)),
+        settings.max_memories,
+        settings.min_similarity,
     )
-    facts = confident_facts(
-        store, float(settings.get("min_confidence", 0.6)), int(settings.get("max_facts", 20))
-    )
+    facts = confident_facts(store, settings.min_confidence, settings.max_facts)
     facts = [f for f in facts if f.id not in {item.memory.id for item in memories}]
 
     parts: list[Part] = []
@@ -331,7 +330,7 @@ def build_context(
         ("memories", "Relevant memories"),
         ("facts", "Preferences and profile"),
     ]
-    shares = {name: float(share) for name, share in (settings.get("split") or {}).items()}
+    shares = plain(settings.split)
     fitted = fit(
         TITLE, sections, parts, budget, shares, count_tokens, empty_text="_Nothing to recall yet._"
     )
@@ -389,7 +388,7 @@ def build_context(
 
 
 def context_block(
-    store: Store, budget: int, session_id: str = "", query: str | None = None
+    store: Store, budget: int | None, session_id: str = "", query: str | None = None
 ) -> tuple[str, tuple[str, ...]]:
     """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
     result = build_context(store, query=query, budget=budget, session_id=session_id or None)
@@ -402,7 +401,7 @@ def context_block(
 
 
 def agent_context(
-    store: Store, query: str | None = None, budget: int = 2000, session_id: str = ""
+    store: Store, query: str | None = None, budget: int | None = None, session_id: str = ""
 ) -> str:
     """The `memctl context` block as hooks and MCP clients receive it."""
     return context_block(store, budget, session_id, query)[0]

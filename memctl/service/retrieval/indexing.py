@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
+from memctl.core.embedding import BUNDLED_MODEL
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
@@ -31,11 +32,10 @@ from memctl.store.index import (
 
 Progress = Callable[[int, int], None]
 
-MODEL_ID = "all-MiniLM-L6-v2-int8"
+MODEL_ID = BUNDLED_MODEL  # the default embedding model (store.settings.embedding.model)
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
 INDEX_RECIPE = 4
-DIMENSION = 384
 
 
 def index_text(memory: Memory) -> str:
@@ -54,7 +54,8 @@ def index_texts(memory: Memory) -> list[str]:
 
 def open_index(store: Store, archive: bool = False) -> MemoryIndex:
     """The main index (memories outside archive/), or with `archive` the one over archive/."""
-    return MemoryIndex(store.index_dir, DIMENSION, ARCHIVE_TABLE if archive else TABLE)
+    dimension = store.settings.embedding.dimension
+    return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE)
 
 
 def manifest_name(archive: bool = False) -> str:
@@ -116,11 +117,12 @@ def sync_index(
     if not rebuild and _matches_stamp(store, stats, index, archive, report):
         return report
     manifest = Manifest.load(store.index_dir, manifest_name(archive))
-    stale_model = manifest.model not in (None, MODEL_ID) or manifest.dim not in (None, DIMENSION)
+    model, dimension = store.settings.embedding.model, store.settings.embedding.dimension
+    stale_model = manifest.model not in (None, model) or manifest.dim not in (None, dimension)
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
     if rebuild or stale_model or unknown_table or (manifest.files and not index.exists()):
-        manifest = Manifest(MODEL_ID, DIMENSION, {}, INDEX_RECIPE)
+        manifest = Manifest(model, dimension, {}, INDEX_RECIPE)
         report.rebuilt = True
     elif manifest.recipe != INDEX_RECIPE and manifest.files:
         manifest.files = {
@@ -149,7 +151,8 @@ def sync_index(
 def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bool:
     """True, with the report filled in, when every file is as the last sync left it."""
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
-    current = (MODEL_ID, DIMENSION, INDEX_RECIPE)
+    embedding = store.settings.embedding
+    current = (embedding.model, embedding.dimension, INDEX_RECIPE)
     if not stamp or (stamp.get("model"), stamp.get("dim"), stamp.get("recipe")) != current:
         return False
     if stamp.get("fingerprint") != stat_fingerprint(
@@ -235,7 +238,12 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
     rows, vectors = _embed_rows(store, index, pending, report, progress)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
-    manifest.model, manifest.dim, manifest.recipe = MODEL_ID, DIMENSION, INDEX_RECIPE
+    embedding = store.settings.embedding
+    manifest.model, manifest.dim, manifest.recipe = (
+        embedding.model,
+        embedding.dimension,
+        INDEX_RECIPE,
+    )
     store.index_dir.mkdir(parents=True, exist_ok=True)
     manifest.save(store.index_dir, manifest_name(archive))
     return report
@@ -289,7 +297,7 @@ def _pending_rows(store, derived, previous, files) -> list[tuple]:
             earlier = derived.get(before) or _read_quietly(store, before)
             if earlier is not None:
                 embedded[0] = contextual_text(texts[0], current_text(earlier.body).strip())
-        hashes = [embed_hash(MODEL_ID, text) for text in embedded]
+        hashes = [embed_hash(store.settings.embedding.model, text) for text in embedded]
         pending.extend(
             (relpath, memory, text, vector_text, h, n)
             for n, (text, vector_text, h) in enumerate(zip(texts, embedded, hashes, strict=False))
@@ -316,8 +324,7 @@ def _embed_rows(store, index, pending, report, progress):
     if todo:
         from memctl.integrations.embedder import get_embedder
 
-        settings = store.section("embedding")
-        embedder = get_embedder(int(settings.get("batch_size") or 64), settings.get("threads"))
+        embedder = get_embedder(store.settings.embedding)
         step = max(embedder.batch_size, 1) * 4
         for start in range(0, len(todo), step):
             batch = todo[start : start + step]
@@ -330,7 +337,7 @@ def _embed_rows(store, index, pending, report, progress):
         _row(memory, relpath, text, ehash, chunk)
         for relpath, memory, text, _, ehash, chunk in pending
     ]
-    matrix = np.zeros((len(pending), DIMENSION), dtype=np.float32)
+    matrix = np.zeros((len(pending), store.settings.embedding.dimension), dtype=np.float32)
     for i, (_, _, _, _, ehash, _) in enumerate(pending):
         matrix[i] = vectors[i] if i in vectors else reusable[ehash]
     return rows, matrix

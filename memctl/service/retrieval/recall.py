@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memctl.config import Store
+from memctl.config import EmbeddingSettings, RecallSettings, Store
 from memctl.core.chunking import split_chunks
-from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
+from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import InvalidMemoryFile, UsageError
 from memctl.core.memory import Memory, parse_time
 from memctl.core.ranking import (
@@ -78,7 +78,7 @@ def build_filter(types=None, tags=None, agent=None) -> str | None:
 def recall(
     store: Store,
     query: str,
-    k: int = 5,
+    k: int | None = None,
     mode: str = "hybrid",
     types: list[str] | None = None,
     tags: list[str] | None = None,
@@ -87,7 +87,9 @@ def recall(
     sync: bool = True,
     query_vector: Future | None = None,
 ) -> list[Hit]:
-    """`query_vector` may come from start_query_embedding(), begun before the caller's own sync."""
+    """`k` defaults to recall.k; `query_vector` may come from start_query_embedding(), begun
+    before the caller's own sync."""
+    k = store.settings.recall.k if k is None else k
     if mode not in MODES:
         raise UsageError(f"Unknown recall mode '{mode}'. Choose one of: {', '.join(MODES)}.")
     if k < 1:
@@ -96,12 +98,12 @@ def recall(
         raise UsageError("The query is empty.")
     # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
     if query_vector is None and mode in ("hybrid", "vector"):
-        query_vector = start_query_embedding(query)
+        query_vector = start_query_embedding(query, store.settings.embedding)
     if sync:
         sync_index(store)
     if sync and include_archived:
         sync_index(store, archive=True)
-    settings = store.section("recall")
+    settings = store.settings.recall
     # Why: archived memories have their own table; the main one never holds them.
     indexes = [open_index(store)] + ([open_index(store, archive=True)] if include_archived else [])
     indexes = [index for index in indexes if index.exists()]
@@ -110,7 +112,7 @@ def recall(
             query_vector.exception()  # Why: let the model thread finish before the process exits.
         return []
     where = build_filter(types, tags, agent)
-    pool = max(int(settings.get("candidates") or 50), k * 3)
+    pool = max(settings.candidates, k * 3)
 
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
     chunk_rows: dict[tuple[str, int], dict] = {}
@@ -133,7 +135,7 @@ def recall(
         for row in found or ():
             sources.setdefault(row["id"], set()).add(name)
     scores = _best_chunks(rows, chunk_rows, chunk_scores)
-    spread = [float(w) for w in settings.get("neighbour_weights") or ()]
+    spread = list(settings.neighbour_weights)
     if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
         scores = _spread_to_neighbours(indexes, scores, rows, spread, sources)
     _add_recency_bonus(scores, rows, settings, top_single)
@@ -149,30 +151,27 @@ def recall(
 
 
 def _fuse(
-    settings: dict, vector_rows: list[dict] | None, text_rows: list[dict] | None, chunk_rows: dict
+    settings: RecallSettings,
+    vector_rows: list[dict] | None,
+    text_rows: list[dict] | None,
+    chunk_rows: dict,
 ) -> tuple[dict[tuple[str, int], float], float]:
     """One score per chunk from the retrievers that ran (None: that side did not run), and the
     score the top candidate of the weaker retriever gets alone: the scale of the bonuses."""
     lists, weights = [], []
     if vector_rows is not None:
         lists.append([(_chunk_key(row, chunk_rows), 1.0 - row["_distance"]) for row in vector_rows])
-        weights.append(float(settings.get("vector_weight", 0.4)))
+        weights.append(settings.vector_weight)
     if text_rows is not None:
         lists.append([(_chunk_key(row, chunk_rows), row["_score"]) for row in text_rows])
-        weights.append(float(settings.get("bm25_weight", 0.6)))
-    fusion = settings.get("fusion", "zscore")
-    if fusion == "rrf":
-        rank_k = int(settings.get("rrf_k", 60))
+        weights.append(settings.bm25_weight)
+    if settings.fusion == "rrf":
+        rank_k = settings.rrf_k
         fused = reciprocal_rank_fusion(
             [[key for key, _ in scored] for scored in lists], weights, rank_k
         )
         return fused, min(weights) / (rank_k + 1)
-    if fusion not in FUSION_SCALES:
-        raise UsageError(
-            f"config.yaml: recall.fusion is '{fusion}'; expected one of: "
-            f"{', '.join([*FUSION_SCALES, 'rrf'])}."
-        )
-    normalized = [normalized_scores(scored, FUSION_SCALES[fusion]) for scored in lists]
+    normalized = [normalized_scores(scored, FUSION_SCALES[settings.fusion]) for scored in lists]
     tops = [
         weight * max(scores.values(), default=1.0)
         for scores, weight in zip(normalized, weights, strict=False)
@@ -228,10 +227,10 @@ def _best_chunks(rows: dict[str, dict], chunk_rows: dict, chunk_scores: dict) ->
 
 
 def _add_recency_bonus(
-    scores: dict[str, float], rows: dict[str, dict], settings: dict, top_rank: float
+    scores: dict[str, float], rows: dict[str, dict], settings: RecallSettings, top_rank: float
 ) -> None:
     """Fresh memories gain at most a share of one retriever's top score: added, never multiplied."""
-    share, half_life = recency_settings(settings)
+    share, half_life = settings.recency_bonus, settings.recency_half_life_days
     if share <= 0:
         return
     now = datetime.now(timezone.utc)
@@ -261,13 +260,13 @@ def _search_text(indexes, query: str, limit: int, where: str | None) -> list[dic
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
 
 
-def start_query_embedding(query: str) -> Future:
+def start_query_embedding(query: str, settings: EmbeddingSettings | None = None) -> Future:
     """Embed the query in a thread, so loading the model overlaps other start-up work."""
 
     def run():
         from memctl.integrations.query_embedder import get_query_embedder
 
-        return get_query_embedder().embed_query(query)
+        return get_query_embedder(settings).embed_query(query)
 
     # Why: numpy imported by two threads at once (this one via onnxruntime, the caller via lance)
     # can fail with "cannot load module more than once"; importing it here first rules that out.
