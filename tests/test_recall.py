@@ -91,3 +91,21 @@ def test_identifier_patterns():
         "getuserbyid",
     ]
     assert query_identifiers("how do we deploy to the well-known x-ray 5 cluster") == []
+
+
+def test_a_tag_filter_matches_only_that_tag_never_a_pattern(store):
+    tagged = {
+        tag: service.add_memory(
+            store,
+            f"Build note {n}: the cache warms up before the deploy",
+            tags=[tag],
+            sync=False,
+            dedup=False,
+        ).memory.id
+        for n, tag in enumerate(["a_b", "axb", "aab", "50%", "500", "50% off", "it's"])
+    }
+    for tag in ("a_b", "50%", "it's"):
+        for mode in ("hybrid", "bm25", "vector"):
+            hits = service.recall(store, "cache deploy", k=10, tags=[tag], mode=mode)
+            assert [hit.id for hit in hits] == [tagged[tag]], (tag, mode)
+    assert service.recall(store, "cache deploy", k=10, tags=["a%"]) == []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from memctl.config import EmbeddingSettings
+from memctl.core import ports
 from memctl.core.embedding import BUNDLED_MODEL, DIMENSIONS
 from memctl.core.errors import ModelUnavailable
 
@@ -42,8 +44,8 @@ def _model_file(model_id: str = BUNDLED_MODEL) -> Path:
     return path
 
 
-class Embedder:
-    """Turns texts into unit-length vectors (384-d for the bundled model). Never touches the network."""
+class FastembedEmbedder:
+    """The `Embedder` port on fastembed. Turns texts into unit-length vectors (384-d for the bundled model). Never touches the network."""
 
     def __init__(self, settings: EmbeddingSettings):
         self.model_id = settings.model
@@ -81,25 +83,25 @@ class Embedder:
                 f"Could not load the embedding model {model_file}: {exc}"
             ) from exc
 
-    def embed(self, texts: list[str]):
+    def embed(self, texts: Sequence[str]) -> ports.Vectors:
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = list(self._model.embed(texts, batch_size=self.batch_size))
+        vectors = list(self._model.embed(list(texts), batch_size=self.batch_size))
         return np.asarray(vectors, dtype=np.float32)
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> ports.Vector:
         import numpy as np
 
         return np.asarray(next(iter(self._model.query_embed([text]))), dtype=np.float32)
 
 
-def get_embedder(settings: EmbeddingSettings | None = None) -> Embedder:
+def get_embedder(settings: EmbeddingSettings | None = None) -> ports.Embedder:
     """One model per process and settings (the defaults when none are given)."""
     return _cached_embedder(settings or EmbeddingSettings())
 
 
 @lru_cache(maxsize=1)
-def _cached_embedder(settings: EmbeddingSettings) -> Embedder:
-    return Embedder(settings)
+def _cached_embedder(settings: EmbeddingSettings) -> FastembedEmbedder:
+    return FastembedEmbedder(settings)

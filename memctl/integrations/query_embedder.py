@@ -11,12 +11,15 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memctl.config import EmbeddingSettings
+from memctl.core import ports
 from memctl.integrations.embedder import _model_file, tokenizer_dir
 
 MAX_TOKENS = 512
 
 
-class QueryEmbedder:
+class OnnxQueryEmbedder:
+    """The `QueryEmbedder` port straight on ONNX Runtime: the bundled model, mean pooling."""
+
     def __init__(self, settings: EmbeddingSettings):
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -38,7 +41,7 @@ class QueryEmbedder:
         )
         self._inputs = {node.name for node in self._session.get_inputs()}
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> ports.Vector:
         import numpy as np
 
         encoding = self._tokenizer.encode(text)
@@ -56,11 +59,11 @@ class QueryEmbedder:
         return (pooled / np.clip(norm, 1e-12, None))[0].astype(np.float32)
 
 
-def get_query_embedder(settings: EmbeddingSettings | None = None) -> QueryEmbedder:
+def get_query_embedder(settings: EmbeddingSettings | None = None) -> ports.QueryEmbedder:
     """One query model per process and settings (the defaults when none are given)."""
     return _cached_query_embedder(settings or EmbeddingSettings())
 
 
 @lru_cache(maxsize=1)
-def _cached_query_embedder(settings: EmbeddingSettings) -> QueryEmbedder:
-    return QueryEmbedder(settings)
+def _cached_query_embedder(settings: EmbeddingSettings) -> OnnxQueryEmbedder:
+    return OnnxQueryEmbedder(settings)

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from memctl.core.ports import MemoryFilter, Row
 from memctl.core.sync import IndexedFile, stat_fingerprint
 from memctl.store.files import atomic_write
+
+if TYPE_CHECKING:
+    from memctl.core.ports import Vector, Vectors
 
 TABLE = "memories"
 MANIFEST = "manifest.json"
@@ -59,6 +64,44 @@ def stamp_name(manifest_filename: str) -> str:
 
 def sql_quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+LIKE_ESCAPE = "\\"
+
+
+def like_literal(value: str) -> str:
+    """`value` inside a LIKE pattern, matching itself only: `%` and `_` are not wildcards."""
+    for special in (LIKE_ESCAPE, "%", "_"):
+        value = value.replace(special, LIKE_ESCAPE + special)
+    return value
+
+
+def _quoted_list(values: Sequence[str]) -> str:
+    return ",".join(sql_quote(value) for value in values)
+
+
+def filter_sql(where: MemoryFilter | None) -> str | None:
+    """The SQL condition (lance's dialect) for a filter; None when it lets every row through.
+
+    The one place a filter becomes SQL: every value is quoted, every tag escaped for LIKE.
+    """
+    if where is None:
+        return None
+    clauses = []
+    if where.types:
+        clauses.append(f"type IN ({_quoted_list(where.types)})")
+    if where.exclude_types:
+        clauses.append(f"type NOT IN ({_quoted_list(where.exclude_types)})")
+    for tag in where.tags:  # stored as ",a,b," so a tag is found between its delimiters
+        pattern = sql_quote("%," + like_literal(tag) + ",%")
+        clauses.append(f"tags LIKE {pattern} ESCAPE {sql_quote(LIKE_ESCAPE)}")
+    if where.agent is not None:
+        clauses.append(f"agent = {sql_quote(where.agent)}")
+    if where.scope is not None:
+        clauses.append(f"scope = {sql_quote(where.scope)}")
+    if where.archived is not None:
+        clauses.append(f"archived = {'true' if where.archived else 'false'}")
+    return " AND ".join(clauses) or None
 
 
 class Manifest:
@@ -144,6 +187,8 @@ class Manifest:
 
 
 class MemoryIndex:
+    """The LanceDB table behind the `Index` port (memctl.core.ports)."""
+
     def __init__(self, index_dir: Path, dim: int, table: str = TABLE):
         self.index_dir = index_dir
         self.dim = dim
@@ -176,12 +221,12 @@ class MemoryIndex:
             return self._db.open_table(self.table)
         return self._db.create_table(self.table, schema=_schema(self.dim))
 
-    def vectors_for(self, embed_hashes: list[str]) -> dict[str, Any]:
+    def vectors_for(self, embed_hashes: Sequence[str]) -> dict[str, Vector]:
         """Existing vectors by embed hash (of any row or chunk), so moved or metadata-only edits
         are not re-embedded."""
         if not embed_hashes or not self.exists():
             return {}
-        found: dict[str, Any] = {}
+        found: dict[str, Vector] = {}
         dataset = self.dataset()
         for start in range(0, len(embed_hashes), 500):
             batch = embed_hashes[start : start + 500]
@@ -195,7 +240,9 @@ class MemoryIndex:
                 found[h] = v
         return found
 
-    def apply(self, delete_ids: list[str], rows: list[dict[str, Any]], vectors=None) -> None:
+    def apply(
+        self, delete_ids: Sequence[str], rows: Sequence[Row], vectors: Vectors | None = None
+    ) -> None:
         """Delete rows of these ids, then add the new rows (vectors: one per row); reindex text."""
         if not delete_ids and not rows:
             return
@@ -217,13 +264,13 @@ class MemoryIndex:
         self._reindex_text(table)
         self._dataset = None
 
-    def purge(self, ids: list[str]) -> None:
+    def purge(self, ids: Sequence[str]) -> None:
         """Remove these rows with no physical copy left (see store.purge); hold the index lock."""
         from memctl.store.purge import purge_rows
 
         self._dataset = None
         self._db = None  # Why: purging may drop the table and always removes older versions.
-        purge_rows(self.index_dir, self.table, ids)
+        purge_rows(self.index_dir, self.table, list(ids))
 
     def _reindex_text(self, table) -> None:
         import warnings
@@ -248,25 +295,34 @@ class MemoryIndex:
     def count(self) -> int:
         return self.dataset().count_rows() if self.exists() else 0
 
-    def search_vector(self, query_vector, limit: int, where: str | None) -> list[dict]:
+    def table_stats(self) -> dict[str, int]:
+        if not self.exists():
+            return {"rows": 0, "versions": 0, "bytes": 0}
+        dataset = self.dataset()
+        size = sum(p.stat().st_size for p in self.table_dir.rglob("*") if p.is_file())
+        return {"rows": dataset.count_rows(), "versions": len(dataset.versions()), "bytes": size}
+
+    def search_vector(
+        self, query_vector: Vector, limit: int, where: MemoryFilter | None = None
+    ) -> list[Row]:
         if not self.exists():
             return []
         table = self.dataset().to_table(
             columns=list(COLUMNS) + ["_distance"],
             nearest={"column": "vector", "q": query_vector, "k": limit, "metric": "cosine"},
-            filter=where,
+            filter=filter_sql(where),
             prefilter=True,
         )
         return table.to_pylist()
 
-    def search_text(self, query: str, limit: int, where: str | None) -> list[dict]:
+    def search_text(self, query: str, limit: int, where: MemoryFilter | None = None) -> list[Row]:
         if not self.exists() or not query.strip():
             return []
         try:
             table = self.dataset().to_table(
                 columns=list(COLUMNS) + ["_score"],
                 full_text_query=query,
-                filter=where,
+                filter=filter_sql(where),
                 prefilter=True,
                 limit=limit,
             )
@@ -278,7 +334,14 @@ class MemoryIndex:
             raise
         return table.to_pylist()
 
-    def sequence_rows(self, sequences: list[str]) -> list[dict]:
+    def rows(self, where: MemoryFilter | None, columns: Sequence[str]) -> list[Row]:
+        """These columns of every row the filter lets through."""
+        if not self.exists():
+            return []
+        table = self.dataset().to_table(columns=list(columns), filter=filter_sql(where))
+        return table.to_pylist()
+
+    def sequence_rows(self, sequences: Sequence[str]) -> list[Row]:
         """id, created and sequence of every first-chunk row in these sequences."""
         if not sequences or not self.exists():
             return []
@@ -286,17 +349,17 @@ class MemoryIndex:
         table = self.dataset().to_table(columns=["id", "created", "sequence"], filter=where)
         return table.to_pylist()
 
-    def rows_for_ids(self, ids: list[str]) -> list[dict]:
+    def rows_for_ids(self, ids: Sequence[str]) -> list[Row]:
         if not ids or not self.exists():
             return []
         where = "id IN (" + ",".join(sql_quote(i) for i in ids) + ")"
         return self.dataset().to_table(columns=list(COLUMNS), filter=where).to_pylist()
 
-    def vectors_for_ids(self, ids: list[str]) -> dict[str, Any]:
+    def vectors_for_ids(self, ids: Sequence[str]) -> dict[str, Vector]:
         """Each memory's vector (of its first chunk), as recall's vector search saw it."""
         if not ids or not self.exists():
             return {}
-        found: dict[str, Any] = {}
+        found: dict[str, Vector] = {}
         for start in range(0, len(ids), 500):
             where = (
                 "chunk = 0 AND id IN ("

@@ -11,6 +11,7 @@ from memctl.config import Store
 from memctl.service.lifecycle.decaying import plan, scan_memories
 from memctl.service.retrieval.indexing import open_index
 from memctl.store.access import load_access
+from memctl.store.index import ARCHIVE_TABLE, TABLE
 
 HISTOGRAM_BINS = 10
 
@@ -54,12 +55,7 @@ def index_stats(store: Store) -> dict[str, Any]:
     for archive in (False, True):
         index = open_index(store, archive)
         if index.exists():
-            dataset = index.dataset()
-            tables[index.table] = {
-                "rows": dataset.count_rows(),
-                "versions": len(dataset.versions()),
-                "bytes": _size(index.table_dir),
-            }
+            tables[ARCHIVE_TABLE if archive else TABLE] = index.table_stats()
     return {"path": str(store.index_dir), "bytes": _size(store.index_dir), "tables": tables}
 
 

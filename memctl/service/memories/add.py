@@ -32,6 +32,7 @@ from memctl.core.memory import (
     new_id,
     now_iso,
 )
+from memctl.core.ports import MemoryFilter
 from memctl.core.revisions import (
     Decision,
     Neighbor,
@@ -43,7 +44,6 @@ from memctl.core.revisions import (
 )
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index
 from memctl.store.files import file_lock, find_by_id, path_for, read_memory, write_memory
-from memctl.store.index import sql_quote
 
 Change = Callable[[Memory], tuple[Memory, str]]
 
@@ -318,7 +318,7 @@ def nearest_memories(
     """The stored memories nearest to `vector` that a write may merge into: same scope, live,
     not episodic (an episode is an event; two alike are still two events)."""
     limit = limit or store.settings.write.subject_candidates
-    where = f"scope = {sql_quote(memory.scope)} AND archived = false AND type != 'episodic'"
+    where = MemoryFilter(scope=memory.scope, archived=False, exclude_types=("episodic",))
     rows = open_index(store).search_vector(vector, limit * 3, where)
     best: dict[str, dict] = {}
     for row in rows:  # a long memory may have several chunk rows; keep its closest

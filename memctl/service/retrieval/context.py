@@ -17,6 +17,7 @@ from memctl.core.context_fit import Part, fit
 from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.memory import Memory
+from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
 from memctl.store.files import read_memory
@@ -97,14 +98,12 @@ def choose_query(query: str | None, task: TaskState | None, turns) -> tuple[str 
     return None, None
 
 
-def _index_rows(store: Store, where: str) -> list[dict]:
+def _index_rows(store: Store, types: tuple[str, ...]) -> list[Row]:
+    """The live (not archived) rows of these types."""
     from memctl.service.retrieval.indexing import open_index
 
-    index = open_index(store)
-    if not index.exists():
-        return []
     columns = ["id", "path", "type", "created", "updated", "importance"]
-    return index.dataset().to_table(columns=columns, filter=where).to_pylist()
+    return open_index(store).rows(MemoryFilter(types=types, archived=False), columns)
 
 
 def _has_index(store: Store) -> bool:
@@ -182,11 +181,11 @@ def relevant_memories(
         for hit in _related(store, query, hits, min_similarity):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "semantic")
     else:
-        rows = _index_rows(store, "archived = false AND type = 'knowledge'")
+        rows = _index_rows(store, ("knowledge",))
         rows.sort(key=lambda r: (-float(r["importance"]), _newest_first(r["updated"]), r["id"]))
         for row in rows[:KNOWLEDGE_HITS]:
             offer(_read(store, row["path"]), row["path"], "knowledge")
-    rows = _index_rows(store, "archived = false AND type = 'episodic'")
+    rows = _index_rows(store, ("episodic",))
     rows.sort(key=lambda r: (_newest_first(r["created"]), r["id"]))
     recent = 0
     for row in rows:
@@ -208,9 +207,8 @@ def _newest_first(text: str | None) -> tuple:
 
 
 def confident_facts(store: Store, min_confidence: float, limit: int) -> list[Memory]:
-    quoted = ",".join(f"'{t}'" for t in FACT_TYPES)
     facts = []
-    for row in _index_rows(store, f"archived = false AND type IN ({quoted})"):
+    for row in _index_rows(store, FACT_TYPES):
         memory = _read(store, row["path"])
         if memory is not None and memory.confidence >= min_confidence:
             facts.append(memory)

@@ -11,6 +11,7 @@ from memctl.core.embedding import BUNDLED_MODEL
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
+from memctl.core.ports import Index
 from memctl.core.sequences import contextual_text, ordered_members, predecessors
 from memctl.core.sync import (
     IndexedFile,
@@ -52,7 +53,7 @@ def index_texts(memory: Memory) -> list[str]:
     return [dataclasses.replace(memory, body=chunk).embed_text() for chunk in chunks]
 
 
-def open_index(store: Store, archive: bool = False) -> MemoryIndex:
+def open_index(store: Store, archive: bool = False) -> Index:
     """The main index (memories outside archive/), or with `archive` the one over archive/."""
     dimension = store.settings.embedding.dimension
     return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE)

@@ -14,6 +14,7 @@ from memctl.core.chunking import split_chunks
 from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import InvalidMemoryFile, UsageError
 from memctl.core.memory import Memory, parse_time
+from memctl.core.ports import Index, MemoryFilter, Row
 from memctl.core.ranking import (
     contains_identifier,
     normalized_scores,
@@ -26,7 +27,6 @@ from memctl.core.ranking import (
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.store.access import record_access
 from memctl.store.files import read_memory
-from memctl.store.index import sql_quote
 
 MODES = ("hybrid", "bm25", "vector")
 # recall.fusion -> how each retriever's scores are scaled before the weighted sum ("rrf" uses ranks).
@@ -62,17 +62,8 @@ class Hit:
         }
 
 
-def build_filter(types=None, tags=None, agent=None) -> str | None:
-    clauses = []
-    if types:
-        clauses.append("type IN (" + ",".join(sql_quote(t) for t in types) + ")")
-    for tag in tags or ():
-        clauses.append(
-            f"tags LIKE {sql_quote('%,' + tag.replace('%', '').replace('_', '_') + ',%')}"
-        )
-    if agent:
-        clauses.append(f"agent = {sql_quote(agent)}")
-    return " AND ".join(clauses) or None
+def build_filter(types=None, tags=None, agent=None) -> MemoryFilter:
+    return MemoryFilter(types=tuple(types or ()), tags=tuple(tags or ()), agent=agent or None)
 
 
 def recall(
@@ -105,7 +96,9 @@ def recall(
         sync_index(store, archive=True)
     settings = store.settings.recall
     # Why: archived memories have their own table; the main one never holds them.
-    indexes = [open_index(store)] + ([open_index(store, archive=True)] if include_archived else [])
+    indexes: list[Index] = [open_index(store)]
+    if include_archived:
+        indexes.append(open_index(store, archive=True))
     indexes = [index for index in indexes if index.exists()]
     if not indexes:
         if query_vector is not None:
@@ -179,7 +172,7 @@ def _fuse(
     return score_fusion(normalized, weights), min(tops)
 
 
-def _identifier_rows(indexes, query: str, pool: int, where: str | None) -> list[dict]:
+def _identifier_rows(indexes: list[Index], query: str, pool: int, where: MemoryFilter) -> list[Row]:
     """Rows that contain an exact identifier of the query verbatim."""
     return [
         row
@@ -250,12 +243,14 @@ def _count_access(store: Store, hits: list[Hit]) -> None:
         pass  # Why: a read-only store still answers recall; only its statistics stand still.
 
 
-def _search_vector(indexes, query_vector, limit: int, where: str | None) -> list[dict]:
+def _search_vector(
+    indexes: list[Index], query_vector, limit: int, where: MemoryFilter
+) -> list[Row]:
     found = [row for index in indexes for row in index.search_vector(query_vector, limit, where)]
     return found if len(indexes) == 1 else sorted(found, key=lambda row: row["_distance"])[:limit]
 
 
-def _search_text(indexes, query: str, limit: int, where: str | None) -> list[dict]:
+def _search_text(indexes: list[Index], query: str, limit: int, where: MemoryFilter) -> list[Row]:
     found = [row for index in indexes for row in index.search_text(query, limit, where)]
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
 
