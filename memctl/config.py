@@ -194,7 +194,7 @@ class ContextSettings:
     max_memories: int = setting(10, at_least=0)
     max_facts: int = setting(20, at_least=0)
     min_confidence: float = fraction(0.6)
-    min_similarity: float = fraction(0.2)  # cosine for hits found by meaning only
+    min_similarity: float = fraction(0.2)  # cosine to the query; half for a word match
     recent_turns: int = setting(6, at_least=0)
     split: ContextSplit = section(ContextSplit)
 

@@ -82,7 +82,7 @@ def prompt_context(store: Store, payload: HookPayload) -> str:
     settings = store.settings.hooks
     if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
         return ""
-    from memctl.service.retrieval.recall import recall
+    from memctl.service.retrieval.recall import recall, related_hits
 
     k = settings.prompt_k
     query = payload.prompt.strip()[:2000]
@@ -95,40 +95,6 @@ def prompt_context(store: Store, payload: HookPayload) -> str:
     if block.shown:
         _remember_shown(store, payload.session_id, block.shown, reset=False)
     return block.markdown
-
-
-def related_hits(store: Store, query: str, hits: list, min_similarity: float) -> list:
-    """Hits whose stored vector is close enough to the query's.
-
-    Recall always returns its nearest neighbours, related or not; a prompt hook must stay
-    quiet instead. A hit that also matched words of the prompt needs only half the similarity.
-    """
-    if not hits:
-        return []
-    from memctl.service.retrieval.indexing import open_index
-
-    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
-    query_vector = _embed_query(query)
-    kept = []
-    for hit in hits:
-        vector = vectors.get(hit.id)
-        if vector is None:
-            continue
-        similarity = float(vector @ query_vector)
-        lexical = bool({"bm25", "identifier"} & set(hit.sources))
-        if similarity >= (min_similarity / 2 if lexical else min_similarity):
-            kept.append(hit)
-    return kept
-
-
-def _embed_query(text: str):
-    try:
-        from memctl.integrations.query_embedder import get_query_embedder
-    except ImportError:
-        from memctl.integrations.embedder import get_embedder
-
-        return get_embedder().embed_query(text)
-    return get_query_embedder().embed_query(text)
 
 
 # --- PreCompact and SessionEnd --------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.agents.claude_code import canonical_event, normalize_payload
+from memctl.core.text import clip
 
 LOG_MAX_BYTES = 512 * 1024
 CLIP_MARKER = "\n[... clipped by memctl]"
@@ -25,15 +26,7 @@ Handler = Callable[[Any], "str | None"]
 
 def clip_text(text: str, max_chars: int) -> str:
     """At most `max_chars` characters, cut at a line end where possible, marked when cut."""
-    if len(text) <= max_chars:
-        return text
-    room = max_chars - len(CLIP_MARKER)
-    if room <= 0:
-        return text[:max_chars]
-    cut = text.rfind("\n", 0, room + 1)
-    if cut < room // 2:  # no line end in the second half: cut mid-line rather than lose half
-        cut = room
-    return text[:cut].rstrip() + CLIP_MARKER
+    return clip(text, max_chars, marker=CLIP_MARKER, keep_lines=True)
 
 
 def log_hook_error(

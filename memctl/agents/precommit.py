@@ -90,10 +90,8 @@ def find_secrets(text: str, store: Store) -> list[tuple[int, str]]:
     settings = store.settings.redaction
     if not settings.enabled:
         return []
-    try:
-        from memctl.core.redact import redact
-    except ImportError:
-        return []
+    from memctl.core.redact import redact  # Why here: the regex tables load only when needed
+
     whole = redact(text, disabled=settings.disabled, extra_patterns=settings.patterns)
     if not whole.total:
         return []

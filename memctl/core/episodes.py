@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.conversation import Turn
 from memctl.core.sentences import split_sentences, strip_code_blocks
+from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -187,8 +188,7 @@ def episode_title(turns: Sequence[Turn], topics: Sequence[str]) -> str:
         return f"Conversation about {listed}"
     for turn in turns:
         if turn.role == "user" and turn.content.strip():
-            first = " ".join(turn.content.split())
-            return first if len(first) <= 70 else first[:69].rstrip() + "…"
+            return clip(turn.content, 70)
     return "Conversation"
 
 

@@ -7,7 +7,7 @@ memory always gives the same bytes and git diffs show only real changes.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from memctl.core.memory import (
     SOURCES,
     Memory,
 )
+from memctl.core.text import utc_timestamp
 
 _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(\s|$)")
 _FENCE = "---"
@@ -30,9 +31,7 @@ def _norm_time(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_timestamp(value)
     if isinstance(value, date):
         return value.isoformat()
     return str(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -57,9 +58,7 @@ def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     line = f"- **{title}** ({item.type}, {item.id})"
     if body:
         line += f": {body}"
-    if len(line) > max_chars:
-        line = line[: max_chars - 1].rstrip() + "…"
-    return line
+    return clip(line, max_chars)
 
 
 def fit_block(heading: str, items: list[BlockItem], budget_tokens: int, footer: str = "") -> Block:

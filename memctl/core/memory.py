@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memctl.core.history import current_text
+from memctl.core.text import utc_timestamp
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "preference", "profile", "knowledge")
 SOURCES = (
@@ -111,8 +112,7 @@ def new_id(now: float | None = None) -> str:
 
 
 def now_iso(now: float | None = None) -> str:
-    ts = time.time() if now is None else now
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_timestamp(now)
 
 
 def parse_time(value: Any) -> datetime | None:

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memctl.core.text import clip
+
 STEP_STATUSES = ("pending", "in_progress", "done", "failed")
 OUTCOMES = ("success", "partial", "failed")
 STEP_MARKS = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]", "failed": "[!]"}
@@ -150,11 +152,6 @@ def task_importance(base: float, lessons: Sequence[str], steps: int) -> float:
     return round(min(base + bonus, 1.0), 2)
 
 
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
 def render_steps(
     steps: Sequence[TaskStep],
     *,
@@ -172,7 +169,7 @@ def render_steps(
             shown = (
                 " ".join(step.result.split())
                 if result_chars is None
-                else _clip(step.result, result_chars)
+                else clip(step.result, result_chars)
             )
             lines.append(f"  Result: {shown}")
     if hidden:
@@ -203,7 +200,7 @@ def render_task(
         lines += [
             "",
             "Notes:",
-            *(f"- {key}: {_clip(value, 300)}" for key, value in task.notes.items()),
+            *(f"- {key}: {clip(value, 300)}" for key, value in task.notes.items()),
         ]
     return "\n".join(lines)
 

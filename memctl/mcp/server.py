@@ -23,32 +23,21 @@ INSTRUCTIONS = (
 )
 
 
-def _sdk():
-    """The server class and error types, for mcp 2 (MCPServer) or mcp 1 (FastMCP)."""
-    try:
-        from mcp.server.mcpserver import MCPServer as Server
-        from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-    except ImportError:  # mcp 1.x
-        from mcp.server.fastmcp import FastMCP as Server
-        from mcp.server.fastmcp.exceptions import ResourceError, ToolError
-    return Server, ToolError, ResourceError
-
-
 def memory_uri(memory_id: str) -> str:
     return MEMORY_URI.format(memory_id=memory_id)
 
 
 def build_server(store: Store) -> Any:
     """An MCP server bound to `store`; `.run("stdio")` serves it."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from mcp.types import Resource
 
     from memctl import service
     from memctl.service.memories.forgetting import forget_memory
     from memctl.service.retrieval.context import agent_context
 
-    Server, ToolError, ResourceError = _sdk()
-
-    class MemoryServer(Server):
+    class MemoryServer(MCPServer):
         async def list_resources(self):
             """The fixed resources, then one per memory (read fresh on every listing)."""
             listed = list(await super().list_resources())
@@ -74,7 +63,10 @@ def build_server(store: Store) -> Any:
 
     @server.tool(description="Find memories by meaning and exact words. Returns the best `k`.")
     def recall(
-        query: str, k: int = 5, types: list[str] | None = None, tags: list[str] | None = None
+        query: str,
+        k: int = store.settings.recall.k,
+        types: list[str] | None = None,
+        tags: list[str] | None = None,
     ) -> list[dict]:
         hits = tool_call(
             lambda: service.recall(store, query, k=k, types=types or None, tags=tags or None)

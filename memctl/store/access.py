@@ -13,10 +13,11 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from memctl.core.errors import InvalidMemoryFile
+from memctl.core.text import parse_utc_timestamp, utc_timestamp
 
 ACCESS_FILENAME = "access.json"
 LOCK_FILENAME = "access.lock"
@@ -50,7 +51,7 @@ def record_access(state_dir: Path, ids: Iterable[str], now: datetime) -> None:
     distinct = sorted(set(ids))
     if not distinct:
         return
-    stamp = _format(now)
+    stamp = utc_timestamp(now)
     with _locked(Path(state_dir)) as path:
         items = _read(path.parent)
         for memory_id in distinct:
@@ -121,13 +122,5 @@ def _write_atomic(path: Path, items: dict[str, dict]) -> None:
         raise
 
 
-def _format(moment: datetime) -> str:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _parse(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return parse_utc_timestamp(text) if text else None

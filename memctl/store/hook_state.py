@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
+from memctl.core.text import utc_timestamp
 from memctl.store.files import atomic_write
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -33,6 +33,6 @@ def load_session_state(store: Store, session_id: str) -> dict[str, Any]:
 
 
 def save_session_state(store: Store, session_id: str, state: dict[str, Any]) -> None:
-    state["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    state["updated"] = utc_timestamp()
     path = session_state_path(store, session_id)
     atomic_write(path, (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8"))

@@ -12,6 +12,7 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
+from memctl.core.text import clip
 
 NOW_HELP = "Score as if it were this time (ISO date or datetime); default now."
 
@@ -111,5 +112,4 @@ def register(app: typer.Typer) -> None:
 
 
 def _short(title: str, limit: int = 48) -> str:
-    flat = " ".join(title.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return clip(title, limit)

@@ -8,6 +8,7 @@ from rich.table import Table
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
+from memctl.core.text import clip
 from memctl.service import recall, sync_index
 from memctl.service.retrieval.recall import MODES, Hit, start_query_embedding
 
@@ -15,8 +16,7 @@ FORMATS = ("table", "json", "context")
 
 
 def snippet(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def focused_snippet(text: str, query: str, limit: int = 160) -> str:

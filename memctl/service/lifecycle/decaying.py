@@ -17,6 +17,7 @@ from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
 from memctl.core.decay import ARCHIVE, DecayDecision, DecayInput, plan_decay
 from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
 from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
+from memctl.core.text import utc_timestamp
 from memctl.service.retrieval.indexing import indexed_files, open_index, sync_index
 from memctl.store.access import load_access
 from memctl.store.files import file_lock, paths_with_id, read_memory
@@ -40,7 +41,7 @@ class DecayReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "now": self.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "now": utc_timestamp(self.now),
             "applied": self.applied,
             "memories": len(self.decisions),
             "to_archive": len(self.to_archive),

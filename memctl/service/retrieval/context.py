@@ -20,6 +20,7 @@ from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
+from memctl.core.text import clip
 from memctl.store.files import read_memory
 from memctl.store.sessions import read_meta, read_turns
 from memctl.store.task_state import read_task
@@ -65,11 +66,6 @@ class ContextResult:
         }
 
 
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
 def flatten_body(body: str) -> str:
     """A memory body on one line: section names as labels, list items joined, sources dropped."""
     pieces = []
@@ -94,7 +90,7 @@ def choose_query(query: str | None, task: TaskState | None, turns) -> tuple[str 
         return " ".join([task.goal, *active]), "task"
     for turn in reversed(turns):
         if turn.role == "user" and turn.content.strip():
-            return _clip(turn.content, 500), "session"
+            return clip(turn.content, 500), "session"
     return None, None
 
 
@@ -126,41 +122,11 @@ class Recalled:
     via: list[str]
 
 
-def _related(store: Store, query: str, hits: list, min_similarity: float) -> list:
-    """Hits found by words, or whose meaning is at least `min_similarity` (cosine) to the query.
-
-    Why: vector search always returns its k nearest, related or not; in a small store that
-    pads the context with noise.
-    """
-    vector_only = [hit for hit in hits if set(hit.sources) <= {"vector"}]
-    if not vector_only or min_similarity <= 0:
-        return hits
-    import numpy as np
-
-    from memctl.service.retrieval.indexing import open_index
-
-    try:
-        from memctl.integrations.query_embedder import get_query_embedder as embedder
-    except ImportError:
-        from memctl.integrations.embedder import get_embedder as embedder
-    query_vector = np.asarray(embedder().embed_query(query), dtype=np.float32)
-    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in vector_only}))
-    weak = set()
-    for hit in vector_only:
-        vector = vectors.get(hit.id)
-        if (
-            vector is not None
-            and float(np.dot(np.asarray(vector, dtype=np.float32), query_vector)) < min_similarity
-        ):
-            weak.add(hit.id)
-    return [hit for hit in hits if hit.id not in weak]
-
-
 def relevant_memories(
     store: Store, query: str | None, session_id: str | None, limit: int, min_similarity: float
 ) -> list[Recalled]:
     """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from."""
-    from memctl.service.retrieval.recall import recall
+    from memctl.service.retrieval.recall import recall, related_hits
 
     found: dict[str, Recalled] = {}
 
@@ -178,7 +144,7 @@ def relevant_memories(
         for hit in recall(store, query, k=KNOWLEDGE_HITS, types=["knowledge"], sync=False):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "knowledge")
         hits = recall(store, query, k=SEMANTIC_HITS, types=list(RECALL_TYPES), sync=False)
-        for hit in _related(store, query, hits, min_similarity):
+        for hit in related_hits(store, query, hits, min_similarity):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "semantic")
     else:
         rows = _index_rows(store, ("knowledge",))
@@ -221,7 +187,7 @@ def minimal_task(task: TaskState) -> str:
     lines = [f"**Goal:** {task.goal}"]
     for number, step in enumerate(task.steps, start=1):
         if step.status == "in_progress":
-            lines.append(f"**Now:** step {number}. {_clip(step.text, 200)}")
+            lines.append(f"**Now:** step {number}. {clip(step.text, 200)}")
     return "\n".join(lines)
 
 
@@ -238,7 +204,7 @@ def _task_parts(task: TaskState) -> list[Part]:
 def _session_parts(summary: str, shown) -> list[Part]:
     parts = []
     if summary.strip():
-        clipped = _clip(summary, max(200, len(summary) // 2))
+        clipped = clip(summary, max(200, len(summary) // 2))
         parts.append(
             Part(
                 "session",
@@ -253,8 +219,8 @@ def _session_parts(summary: str, shown) -> list[Part]:
         label = ROLE_LABELS.get(turn.role, turn.role)
         value = 40 + 25 * (i / max(1, len(shown) - 1))
         levels = [
-            f"**{label}:** {_clip(turn.content, 600)}",
-            f"**{label}:** {_clip(turn.content, 200)}",
+            f"**{label}:** {clip(turn.content, 600)}",
+            f"**{label}:** {clip(turn.content, 200)}",
             "",
         ]
         parts.append(Part("session", levels, value, "turn", group="Recent turns", key=f"turn:{i}"))
@@ -271,11 +237,11 @@ def _memory_part(rank: int, item: Recalled) -> Part:
     body = flatten_body(memory.body)
     if body.startswith(title.rstrip("…").rstrip()):
         # A memory without its own title: its text is the headline.
-        levels = [f"- {_clip(body, 700)} {about}", f"- {_clip(body, 160)} {about}", ""]
+        levels = [f"- {clip(body, 700)} {about}", f"- {clip(body, 160)} {about}", ""]
     else:
         head = f"- **{title}** {about}"
         levels = (
-            [f"{head}\n  {_clip(body, 700)}", f"{head}\n  {_clip(body, 160)}", ""]
+            [f"{head}\n  {clip(body, 700)}", f"{head}\n  {clip(body, 160)}", ""]
             if body
             else [head, ""]
         )
@@ -284,7 +250,7 @@ def _memory_part(rank: int, item: Recalled) -> Part:
 
 def _fact_part(rank: int, memory: Memory) -> Part:
     text = flatten_body(memory.body) or memory.display_title
-    line = f"- {_clip(text, 300)} ({memory.type}, confidence {memory.confidence:g})"
+    line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g})"
     return Part("facts", [line, ""], 35 - rank * 0.1, "preference or fact", key=f"fact:{memory.id}")
 
 

@@ -17,6 +17,7 @@ from memctl.core.memory import Memory, parse_time
 from memctl.core.ports import Index, MemoryFilter, Row
 from memctl.core.ranking import (
     contains_identifier,
+    is_related,
     normalized_scores,
     query_identifiers,
     reciprocal_rank_fusion,
@@ -253,6 +254,23 @@ def _search_vector(
 def _search_text(indexes: list[Index], query: str, limit: int, where: MemoryFilter) -> list[Row]:
     found = [row for index in indexes for row in index.search_text(query, limit, where)]
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
+
+
+def related_hits(store: Store, query: str, hits: list[Hit], min_similarity: float) -> list[Hit]:
+    """The hits related enough to the query to be shown unasked (see core.ranking.is_related),
+    judged on the vector each memory is indexed with."""
+    if not hits or min_similarity <= 0:
+        return hits
+    from memctl.integrations.query_embedder import get_query_embedder
+
+    query_vector = get_query_embedder(store.settings.embedding).embed_query(query)
+    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
+
+    def similarity(hit: Hit) -> float | None:
+        vector = vectors.get(hit.id)
+        return None if vector is None else float(vector @ query_vector)
+
+    return [hit for hit in hits if is_related(similarity(hit), hit.sources, min_similarity)]
 
 
 def start_query_embedding(query: str, settings: EmbeddingSettings | None = None) -> Future:
