@@ -122,7 +122,7 @@ def capture_transcript(
     }
     background = store.settings.hooks.background
     if not background or spawn is None:
-        ingest_transcript(store, job["session_id"], Path(job["transcript_path"]), final=final)
+        ingest_transcript(store, payload.session_id, Path(payload.transcript_path), final=final)
         return
     jobs = store.state_dir / "hooks" / "jobs"
     name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"

@@ -13,7 +13,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from memctl.agents.claude_code import canonical_event, normalize_payload
 from memctl.core.text import clip
@@ -124,7 +124,7 @@ def spawn_detached(argv: list[str], cwd: Path, log_path: Path | None) -> None:
 
     Its stdout and stderr go to `log_path`, so a crash in the background is not lost.
     """
-    output = subprocess.DEVNULL
+    output: int | IO[bytes] = subprocess.DEVNULL
     handle = None
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -78,7 +78,7 @@ def group_episodes(
     for key in sorted(by_target):
         members = by_target[key]
         if len(members) >= min_size:
-            take("target", episodes[members[0]].target.strip(), members)
+            take("target", (episodes[members[0]].target or "").strip(), members)
 
     ignored = {t.casefold() for t in ignore_tags}
     while True:

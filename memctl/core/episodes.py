@@ -72,7 +72,7 @@ class EpisodeDraft:
 
 def turn_sentences(turns: Sequence[Turn]) -> list[tuple[str, str]]:
     """(role, sentence) pairs of the conversational turns, tool output clipped."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for turn in turns:
         if turn.role == "system":
             continue
@@ -240,7 +240,7 @@ def roll_summary(
 
 def _shrink(text: str, ratio: float, embed: Embed | None) -> str:
     """Re-summarize a labelled summary (`User: ...` lines) to about `ratio` of its length."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for line in text.splitlines():
         label, _, rest = line.partition(": ")
         role = next((k for k, v in ROLE_LABELS.items() if v == label), None)

@@ -73,7 +73,8 @@ def conversation_text(turns: list[Turn], max_chars: int, assistant_chars: int = 
         if turn.role == "assistant" and len(text) > assistant_chars:
             text = text[:assistant_chars].rstrip() + " […]"
         lines.append(f"{turn.role}: {text}")
-    kept, size = [], 0
+    kept: list[str] = []
+    size = 0
     for line in reversed(lines):
         if size + len(line) + 1 > max_chars and kept:
             break

@@ -467,7 +467,7 @@ def _procedure(text: str) -> Candidate | None:
 # --- lessons ------------------------------------------------------------------------------
 
 # Lessons that say what to do are procedural; findings about what was true are semantic.
-_LESSONS = (
+_LESSON_PATTERNS = (
     (
         r"\b(?:the\s+)?lessons?(?:\s+(?:learned|learnt))?(?:\s+here)?\s*(?:is|was|:|,)\s*"
         r"(?:that\s+)?(?P<obj>.+)",
@@ -487,7 +487,7 @@ _LESSONS = (
     (r"根本原因是(?P<obj>.+)", "semantic", 0.7),
 )
 _LESSONS = tuple(
-    (re.compile(pattern, re.IGNORECASE), type_, conf) for pattern, type_, conf in _LESSONS
+    (re.compile(pattern, re.IGNORECASE), type_, conf) for pattern, type_, conf in _LESSON_PATTERNS
 )
 
 

@@ -51,14 +51,14 @@ def _plain(value: Any) -> Any:
 def check_text(path: Path | str, raw: bytes) -> str:
     """Decode file bytes, refusing binary content, bad UTF-8 and merge-conflict markers."""
     if b"\x00" in raw:
-        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
-        raise InvalidMemoryFile(path, line, "binary content (NUL byte); not a Markdown memory")
+        nul_line = raw[: raw.index(b"\x00")].count(b"\n") + 1
+        raise InvalidMemoryFile(path, nul_line, "binary content (NUL byte); not a Markdown memory")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        bad_line = raw[: exc.start].count(b"\n") + 1
         raise InvalidMemoryFile(
-            path, line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
+            path, bad_line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
         ) from None
     text = text.removeprefix("\ufeff")
     for number, line in enumerate(text.splitlines(), start=1):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TypeVar
+
+Key = TypeVar("Key", bound=Hashable)  # what is ranked: a memory id, or (id, chunk)
 
 # Tokens a person types when they mean one exact thing: snake_case, camelCase, dotted or
 # namespaced names, error codes, ticket numbers, versions with letters.
@@ -43,11 +46,11 @@ def contains_identifier(text: str, identifier: str) -> bool:
 
 
 def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None, k: int = 60
-) -> dict[str, float]:
+    rankings: Sequence[Sequence[Key]], weights: Sequence[float] | None = None, k: int = 60
+) -> dict[Key, float]:
     """Sum of weight / (k + rank) over the lists each id appears in (rank starts at 1)."""
     weights = weights or [1.0] * len(rankings)
-    fused: dict[str, float] = {}
+    fused: dict[Key, float] = {}
     for ranking, weight in zip(rankings, weights, strict=False):
         for rank, item in enumerate(ranking, start=1):
             fused[item] = fused.get(item, 0.0) + weight / (k + rank)
@@ -58,8 +61,8 @@ SCALES = ("stdev", "range")
 
 
 def normalized_scores(
-    scored: Sequence[tuple[str, float]], scale: str = "range"
-) -> dict[str, float]:
+    scored: Sequence[tuple[Key, float]], scale: str = "range"
+) -> dict[Key, float]:
     """One retriever's scores shifted so its weakest candidate is 0, then divided by their spread:
     `range` (max - min: min-max scaling to [0, 1]) or `stdev` (the standard deviation).
 
@@ -86,11 +89,11 @@ def normalized_scores(
 
 
 def score_fusion(
-    normalized: Sequence[dict[str, float]], weights: Sequence[float]
-) -> dict[str, float]:
+    normalized: Sequence[dict[Key, float]], weights: Sequence[float]
+) -> dict[Key, float]:
     """Weighted sum of each retriever's normalized scores (see normalized_scores); an item missing
     from a list gets 0 there, as its weakest candidate does."""
-    fused: dict[str, float] = {}
+    fused: dict[Key, float] = {}
     for scores, weight in zip(normalized, weights, strict=False):
         for item, value in scores.items():
             fused[item] = fused.get(item, 0.0) + weight * value

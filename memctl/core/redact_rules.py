@@ -75,7 +75,8 @@ def _find_private_keys(text: str) -> Iterator[Span]:
         if i < len(ends):
             yield begin.start(), ends[i]
         else:
-            yield begin.start(), _PEM_BODY.match(text, begin.end()).end()
+            body = _PEM_BODY.match(text, begin.end())
+            yield begin.start(), body.end() if body else begin.end()
 
 
 _JWT = r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}(?![\w-])"

@@ -30,6 +30,11 @@ class Neighbor:
     relpath: str
     similarity: float | None  # cosine to the new text; None for a target named by the caller
 
+    @property
+    def cosine(self) -> float:
+        """The similarity, 0 when none was measured (a target named by the caller)."""
+        return 0.0 if self.similarity is None else self.similarity
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -51,9 +56,9 @@ def decide(
     new: Memory, subject: str | None, neighbors: list[Neighbor], limits: Thresholds
 ) -> Decision:
     """What writing `new` should do, given its nearest stored memories (most similar first)."""
-    ranked = sorted(neighbors, key=lambda n: n.similarity, reverse=True)
+    ranked = sorted(neighbors, key=lambda n: n.cosine, reverse=True)
     text = current_text(new.body)
-    if ranked and ranked[0].similarity >= limits.dedup:
+    if ranked and ranked[0].cosine >= limits.dedup:
         top = ranked[0]
         if not values_conflict(current_text(top.memory.body), text):
             return Decision("merge", top, "near duplicate")
@@ -68,7 +73,7 @@ def decide(
         if memory.type not in SUBJECT_TYPES or memory_subject(memory) != subject:
             continue
         floor = limits.subject if is_reliable_subject(subject) else limits.loose_subject
-        if neighbor.similarity < floor:
+        if neighbor.cosine < floor:
             continue
         old = current_text(memory.body)
         if same_value(old, text):

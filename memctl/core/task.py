@@ -121,7 +121,7 @@ def record_step(
         raise ValueError(f"status '{status}' is not one of {', '.join(STEP_STATUSES)}")
     index = find_step(task, ref)
     created = index is None
-    if created:
+    if index is None:
         if ref.strip().isdigit():
             raise ValueError(f"there is no step {ref.strip()} (the plan has {len(task.steps)})")
         task.steps.append(TaskStep(ref.strip(), status or "in_progress", None, now))

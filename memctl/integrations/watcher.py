@@ -13,8 +13,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 from memctl.core.memory import is_memory_filename
+
+if TYPE_CHECKING:
+    from watchdog.observers import ObserverType
 
 TEMP_SUFFIXES = (".tmp", ".swp", ".swx", ".swo", "~", ".part", ".crdownload")
 
@@ -89,11 +93,10 @@ def watch_store(
     `sync` errors go to `on_error` (the watch goes on); without it they are raised.
     """
     from watchdog.events import FileSystemEventHandler
+    from watchdog.observers import Observer
+    from watchdog.observers.polling import PollingObserver
 
-    if poll:
-        from watchdog.observers.polling import PollingObserver as Observer
-    else:
-        from watchdog.observers import Observer
+    make_observer: ObserverType = PollingObserver if poll else Observer
 
     root = Path(root).resolve()
     debounce = Debounce(quiet_s, max_wait_s)
@@ -110,7 +113,7 @@ def watch_store(
                     debounce.note(time.monotonic())
                     wake.notify()
 
-    observer = Observer()
+    observer = make_observer()
     observer.schedule(Noticer(), str(root), recursive=True)
     observer.start()
     if on_ready is not None:

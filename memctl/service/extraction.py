@@ -9,6 +9,7 @@ checked before the first write, so a bad plan writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -155,7 +156,7 @@ def _rules_plan(store: Store, turns: list[Turn]) -> list[PlanItem]:
     return _dedup_plan(store, proposed)
 
 
-def _dedup_plan(store: Store, proposed: list[tuple[Memory, str] | PlanItem]) -> list[PlanItem]:
+def _dedup_plan(store: Store, proposed: Sequence[tuple[Memory, str] | PlanItem]) -> list[PlanItem]:
     """ADD, NOOP (near duplicate) or UPDATE (same subject) for each proposed memory, against the
     store and against the earlier items of the same plan. Ready PlanItems pass through."""
     fresh = [entry for entry in proposed if not isinstance(entry, PlanItem)]
@@ -203,7 +204,7 @@ def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str
         item.target_item = earlier[target.id]
     else:
         item.target_id = target.id
-    item.similarity = round(decision.target.similarity, 4)
+    item.similarity = round(decision.target.cosine, 4)
     if op == "NOOP":
         item.reason = f"{decision.reason} ({item.similarity:.2f}): would merge, +1 mention"
     elif memory.confidence >= target.confidence:
@@ -270,9 +271,9 @@ def _context_memories(store: Store, turns: list[Turn], limit: int) -> list[Memor
     for vector in embed_texts(store, queries):
         for neighbor in nearest_memories(store, probe, vector, limit=3):
             known = best.get(neighbor.memory.id)
-            if known is None or neighbor.similarity > known.similarity:
+            if known is None or neighbor.cosine > known.cosine:
                 best[neighbor.memory.id] = neighbor
-    ranked = sorted(best.values(), key=lambda n: n.similarity, reverse=True)[:limit]
+    ranked = sorted(best.values(), key=lambda n: n.cosine, reverse=True)[:limit]
     return [n.memory for n in ranked]
 
 

@@ -18,6 +18,9 @@ from memctl.core.sync import IndexedFile, stat_fingerprint
 from memctl.store.files import atomic_write
 
 if TYPE_CHECKING:
+    import lance
+    import lancedb
+
     from memctl.core.ports import Vector, Vectors
 
 TABLE = "memories"
@@ -193,8 +196,8 @@ class MemoryIndex:
         self.index_dir = index_dir
         self.dim = dim
         self.table = table
-        self._db = None
-        self._dataset = None
+        self._db: lancedb.DBConnection | None = None
+        self._dataset: lance.LanceDataset | None = None
 
     @property
     def table_dir(self) -> Path:

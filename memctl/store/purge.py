@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 DATA_DIRNAME = "data"
 INDICES_DIRNAME = "_indices"
@@ -47,7 +48,10 @@ def purge_rows(db_dir: Path, table_name: str, ids: list[str], id_column: str = "
 
 
 # describe_indices() names -> create_scalar_index() names
-_SCALAR_INDEX_TYPES = {
+ScalarIndexType = Literal[
+    "BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "NGRAM", "ZONEMAP", "BLOOMFILTER"
+]
+_SCALAR_INDEX_TYPES: dict[str, ScalarIndexType] = {
     "BTree": "BTREE",
     "Bitmap": "BITMAP",
     "LabelList": "LABEL_LIST",

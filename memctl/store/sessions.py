@@ -118,7 +118,8 @@ def read_turns(state_dir: Path, session_id: str) -> list[StoredTurn]:
         try:
             data = json.loads(line)
         except ValueError as exc:
-            raise InvalidMemoryFile(path, number, f"not a JSON object ({exc.msg})") from None
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise InvalidMemoryFile(path, number, f"not a JSON object ({reason})") from None
         if not isinstance(data, dict) or not isinstance(data.get("content"), str):
             raise InvalidMemoryFile(path, number, "a turn needs 'role' and 'content' (text)")
         if data.get("role") not in ROLES:

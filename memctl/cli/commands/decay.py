@@ -7,6 +7,7 @@ from datetime import datetime
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import JustifyMethod
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
@@ -68,7 +69,8 @@ def register(app: typer.Typer) -> None:
         ]
         table = Table(box=None, pad_edge=False)
         for i, column in enumerate(columns):
-            justify = "right" if column in ("age", "importance", "hotness", "score") else "left"
+            numeric = column in ("age", "importance", "hotness", "score")
+            justify: JustifyMethod = "right" if numeric else "left"
             # Why: on a narrow terminal only the title shrinks; ids and numbers stay whole.
             width = max([len(column)] + [len(row[i]) for row in rows])
             table.add_column(

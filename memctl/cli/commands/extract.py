@@ -117,7 +117,7 @@ def render_result(result) -> None:
     if result.dry_run:
         stdout.print("Dry run: nothing written.", markup=False)
         return
-    done = {}
+    done: dict[str, int] = {}
     for outcome in result.applied:
         done[outcome["action"]] = done.get(outcome["action"], 0) + 1
     summary = ", ".join(f"{count} {action}" for action, count in done.items()) or "nothing"

@@ -35,8 +35,9 @@ def _exit_now_if_abandoned() -> None:
     if sys.stdout is not sys.__stdout__:
         return
     if any(t.name == "memctl-hook" and t.is_alive() for t in threading.enumerate()):
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
         os._exit(0)
 
 

@@ -159,22 +159,24 @@ def register(app: typer.Typer) -> None:
         if target == "git":
             if project or local or user:
                 raise UsageError("--project/--local/--user apply to claude-code only.")
-            result = git_hooks.install_git_hooks(
+            git_result = git_hooks.install_git_hooks(
                 git_hooks.repo_root(Path.cwd()), chain=chain, command_prefix=prefix
             )
             if as_json:
                 print_json(
                     {
-                        "hooks_dir": str(result.hooks_dir),
-                        "written": result.written,
-                        "unchanged": result.unchanged,
-                        "chained": result.chained,
+                        "hooks_dir": str(git_result.hooks_dir),
+                        "written": git_result.written,
+                        "unchanged": git_result.unchanged,
+                        "chained": git_result.chained,
                     }
                 )
                 return
+            written = ", ".join(git_result.written) or "none"
+            chained = ", ".join(git_result.chained)
             stdout.print(
-                f"git hooks in {result.hooks_dir}: written {', '.join(result.written) or 'none'}"
-                + (f"; chained {', '.join(result.chained)}" if result.chained else ""),
+                f"git hooks in {git_result.hooks_dir}: written {written}"
+                + (f"; chained {chained}" if git_result.chained else ""),
                 markup=False,
             )
             return

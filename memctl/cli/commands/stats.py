@@ -56,7 +56,7 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items()) or "none"
 
 
-def _size(size: int) -> str:
+def _size(size: float) -> str:
     for unit in ("B", "KB", "MB"):
         if size < 1024:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"

@@ -226,8 +226,9 @@ def _draft_with_llm(llm: LLMSettings, group: EpisodeGroup, members: list[Memory]
     data, reply = complete_json(llm, messages, mock_response=llm.mock_response)
     if not isinstance(data, dict) or not str(data.get("content") or "").strip():
         raise LLMBadOutput(f"The LLM '{llm.model}' returned no knowledge content.")
-    points = data.get("key_points") if isinstance(data.get("key_points"), list) else []
-    points = [" ".join(str(p).split()) for p in points if str(p).strip()][:8]
+    raw_points = data.get("key_points")
+    listed = raw_points if isinstance(raw_points, list) else []
+    points = [" ".join(str(p).split()) for p in listed if str(p).strip()][:8]
     try:
         confidence = min(max(float(data.get("confidence", 0.7)), 0.5), 1.0)
     except (TypeError, ValueError):

@@ -60,7 +60,9 @@ class ScannedMemory:
 
 def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemory], list[dict]]:
     """Memories outside archive/ (or only those in it), with problems for unreadable files."""
-    found, problems, seen = [], [], {}
+    found: list[ScannedMemory] = []
+    problems: list[dict] = []
+    seen: dict[str, str] = {}  # id -> the relpath that has it
     for relpath, stat in sorted(indexed_files(store, archive).items()):
         try:
             memory = read_memory(store.root, relpath)
@@ -90,10 +92,10 @@ def plan(
     """What decay would do now: every memory outside archive/ with its score and action."""
     now = now or datetime.now(timezone.utc)
     settings = store.settings.decay.model()
-    scanned, problems = scanned or scan_memories(store)
+    memories, problems = scanned or scan_memories(store)
     access = load_access(store.state_dir)
     items = []
-    for entry in scanned:
+    for entry in memories:
         memory, stat = entry.memory, access.get(entry.memory.id)
         items.append(
             DecayInput(
@@ -109,7 +111,7 @@ def plan(
                 last_access=stat.last_access if stat else None,
             )
         )
-    paths = {entry.memory.id: entry.relpath for entry in scanned}
+    paths = {entry.memory.id: entry.relpath for entry in memories}
     return DecayReport(now, plan_decay(items, now, settings), problems=problems, paths=paths)
 
 

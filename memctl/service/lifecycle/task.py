@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from memctl.config import Store
 from memctl.core.errors import MemctlError, UsageError
@@ -48,6 +48,14 @@ def _no_task() -> MemctlError:
 
 def current_task(store: Store) -> TaskState | None:
     return read_task(store.state_dir)
+
+
+@overload
+def _redacted(store: Store, text: str) -> str: ...
+@overload
+def _redacted(store: Store, text: None) -> None: ...
+@overload
+def _redacted(store: Store, text: str | None) -> str | None: ...
 
 
 def _redacted(store: Store, text: str | None) -> str | None:

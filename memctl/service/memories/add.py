@@ -215,10 +215,10 @@ def save_memory(
     except ModelUnavailable:
         write_new(store, memory)  # Why: keep the text as a file; the model error still surfaces
         raise
+    target_id = duplicate_of or update_of
     with file_lock(locks_dir(store) / "add.lock"):
         sync_index(store)
-        if duplicate_of or update_of:
-            target_id = duplicate_of or update_of
+        if target_id:
             relpath = _locate(store, target_id, None)
             decision = Decision(
                 "merge" if duplicate_of else "update",

@@ -264,7 +264,7 @@ def build_context(
     budget = budget if budget is not None else settings.budget
     task = read_task(store.state_dir)
     meta = read_meta(store.state_dir, session_id) if session_id else None
-    turns = read_turns(store.state_dir, session_id) if meta else []
+    turns = read_turns(store.state_dir, session_id) if meta and session_id else []
     recent = settings.recent_turns
     shown_turns = [t for t in turns if t.role != "system"]
     shown_turns = shown_turns[max(0, len(shown_turns) - recent) :]

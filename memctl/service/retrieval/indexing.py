@@ -132,7 +132,7 @@ def sync_index(
     plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)
     report.unchanged = sum(1 for p in plan.unchanged if manifest.files[p].problem is None)
     report.problems = [
-        manifest.files[p].problem for p in plan.unchanged if manifest.files[p].problem
+        problem for p in plan.unchanged if (problem := manifest.files[p].problem) is not None
     ]
     if not plan.check and not plan.removed and not report.rebuilt:
         try:
@@ -289,7 +289,7 @@ def _rederive_neighbours(store, old_files, files, derived, delete_ids) -> dict[s
 
 def _pending_rows(store, derived, previous, files) -> list[tuple]:
     """(relpath, memory, row text, embedded text, embed hash, chunk) for every row to write."""
-    pending = []
+    pending: list[tuple[str, Memory, str, str, str, int]] = []
     for relpath, memory in derived.items():
         texts = index_texts(memory)
         embedded = list(texts)

@@ -111,7 +111,9 @@ def recall(
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
     chunk_rows: dict[tuple[str, int], dict] = {}
     text_rows = _search_text(indexes, query, pool, where) if mode in ("hybrid", "bm25") else None
-    vector = query_vector.result() if mode in ("hybrid", "vector") else None
+    vector = None
+    if query_vector is not None and mode in ("hybrid", "vector"):
+        vector = query_vector.result()
     vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
     identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
 
@@ -152,7 +154,8 @@ def _fuse(
 ) -> tuple[dict[tuple[str, int], float], float]:
     """One score per chunk from the retrievers that ran (None: that side did not run), and the
     score the top candidate of the weaker retriever gets alone: the scale of the bonuses."""
-    lists, weights = [], []
+    lists: list[list[tuple[tuple[str, int], float]]] = []
+    weights: list[float] = []
     if vector_rows is not None:
         lists.append([(_chunk_key(row, chunk_rows), 1.0 - row["_distance"]) for row in vector_rows])
         weights.append(settings.vector_weight)
