@@ -117,12 +117,19 @@ def test_many_files_at_once_give_few_syncs(store, watching):
     assert len(service.list_memories(store).memories) == 120
 
 
-def test_the_watch_command_stops_cleanly_on_ctrl_c(store):
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"]
+)
+def test_the_watch_command_stops_cleanly_on_ctrl_c(store, inherited):
+    """Also when started with SIGINT ignored, as a script's background job (or pytest run as one)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "memctl", "--store", str(store.root), "watch"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Why: set it either way, so the test does not depend on how pytest itself was started.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, inherited),
     )
     try:
         lines = []
