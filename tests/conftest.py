@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memctl import service
 from memctl.config import Store
+from memctl.integrations import embedder as _embedder_module
+from memctl.integrations import query_embedder as _query_embedder_module
 
 
 @pytest.fixture
@@ -26,3 +31,84 @@ def write_file(store: Store):
         return path
 
     return write
+
+
+# --- Test tiers: a recording fake embedder, and the real model only in `model` tests ----------
+# `pytest -m "not model"` is the fast tier. A test that needs what the real model knows (meaning,
+# similarity) is marked `model`; a test of plumbing (sync counts, hash skips) uses `fake_embedder`.
+# Any other test that reaches for the real model fails and says so, so the marks stay true.
+# (A test that starts memctl processes is marked `slow`, and `model` as well if they embed.)
+
+
+class RecordingEmbedder:
+    """A deterministic stand-in for the bundled model that records every text it embedded.
+
+    A vector is a hashed bag of words at the model's dimension, unit length: equal texts get equal
+    vectors and texts sharing words point the same way; it knows nothing about meaning.
+    """
+
+    model_id = _embedder_module.MODEL_ID
+    dim = _embedder_module.DIMENSION
+    batch_size = 64
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []  # every text embedded to be stored (sync, dedup, episodes)
+        self.queries: list[str] = []  # every query embedded to search
+
+    def vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            digest = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+            vector[digest % self.dim] += 1.0 if digest >> 63 else -1.0
+        norm = float(np.linalg.norm(vector))
+        if not norm:
+            vector[0], norm = 1.0, 1.0  # a text without words still gets a unit vector
+        return vector / norm
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return np.array([self.vector(t) for t in texts], dtype=np.float32).reshape(-1, self.dim)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries.append(text)
+        return self.vector(text)
+
+
+@pytest.fixture
+def fake_embedder(monkeypatch, _real_model_only_in_model_tests) -> RecordingEmbedder:
+    """Every embedding in this test comes from a fresh RecordingEmbedder."""
+    fake = RecordingEmbedder()
+    monkeypatch.setattr(_embedder_module, "get_embedder", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(_query_embedder_module, "get_query_embedder", lambda *a, **kw: fake)
+    return fake
+
+
+@pytest.fixture(autouse=True)
+def _real_model_only_in_model_tests(request, monkeypatch):
+    if request.node.get_closest_marker("model"):
+        yield
+        return
+    refused: list[bool] = []
+
+    def refuse(*args, **kwargs):
+        refused.append(True)
+        # A BaseException, so that most code cannot swallow it; hooks log even those, which
+        # is why the teardown below checks again.
+        pytest.fail(MODEL_REFUSED.format(request.node.nodeid), pytrace=False)
+
+    monkeypatch.setattr(_embedder_module, "get_embedder", refuse)
+    monkeypatch.setattr(_query_embedder_module, "get_query_embedder", refuse)
+    yield
+    if refused:
+        pytest.fail(MODEL_REFUSED.format(request.node.nodeid), pytrace=False)
+
+
+MODEL_REFUSED = "{} uses the real embedding model: mark it `model`, or take `fake_embedder`"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warm_model_once(request) -> None:
+    """Load the real model once, before the first `model` test, so no single test pays for it."""
+    if any(item.get_closest_marker("model") for item in request.session.items):
+        _embedder_module.get_embedder()
+        _query_embedder_module.get_query_embedder()

@@ -53,6 +53,7 @@ def _hammer(state_dir, rounds):
         record_access(state_dir, ["shared", "other"], datetime.now(timezone.utc))
 
 
+@pytest.mark.slow
 def test_concurrent_processes_lose_no_counts(tmp_path):
     context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_hammer, args=(tmp_path, 25)) for _ in range(4)]

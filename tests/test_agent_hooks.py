@@ -129,6 +129,7 @@ def test_shell_snippet_is_printed(project):
 # --- SessionStart and UserPromptSubmit --------------------------------------------------------
 
 
+@pytest.mark.model
 def test_session_start_adds_the_context_block(project):
     assert (
         invoke("add", "Always run make check before every push", "--type", "preference").exit_code
@@ -173,6 +174,7 @@ def test_unknown_event_still_exits_zero(project):
     assert result.exit_code == 0 and result.stdout == ""
 
 
+@pytest.mark.model
 def test_prompt_gets_related_memories_once_per_session(project):
     assert invoke("add", "Postgres listens on port 5433 in the dev docker compose").exit_code == 0
     assert (
@@ -203,6 +205,7 @@ def test_prompt_gets_related_memories_once_per_session(project):
     )
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("prompt", ["ok", "/clear", "write a haiku about autumn leaves"])
 def test_trivial_or_unrelated_prompts_get_nothing(project, prompt):
     assert invoke("add", "Postgres listens on port 5433 in the dev docker compose").exit_code == 0
@@ -215,6 +218,8 @@ def test_trivial_or_unrelated_prompts_get_nothing(project, prompt):
     assert result.exit_code == 0 and result.stdout == ""
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_real_process_prints_only_the_hook_json(project):
     assert (
         invoke("add", "I prefer deploys through make release", "--type", "preference").exit_code
@@ -236,6 +241,8 @@ def test_real_process_prints_only_the_hook_json(project):
 # --- PreCompact and SessionEnd ---------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_session_end_hands_the_transcript_to_a_detached_ingest(project):
     transcript = project / "transcript.jsonl"
     shutil.copyfile(FIXTURES / "claude_code_session.jsonl", transcript)

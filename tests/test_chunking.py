@@ -14,6 +14,8 @@ from memctl.core.chunking import CHUNK_TOKENS, OVERLAP_TOKENS, split_chunks
 from memctl.core.tokens import estimate_tokens
 from memctl.service.retrieval.indexing import open_index
 
+pytestmark = pytest.mark.model
+
 LATE_PARAGRAPH = (
     "The lighthouse keeper on Skellig Rock writes every foghorn signal into a leather ledger, "
     "and the ledger is shipped to the harbour office each spring."

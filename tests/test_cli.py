@@ -36,6 +36,7 @@ def test_init_writes_config_readme_and_gitignore(project):
     assert invoke("init").exit_code == 1  # already there
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_add_list_show_recall_forget(project):
     added = invoke(
         "add", "We deploy with make release", "--type", "procedural", "--tag", "deploy", "--json"
@@ -63,6 +64,7 @@ def test_add_list_show_recall_forget(project):
     assert json.loads(invoke("recall", "make release", "--json").stdout) == []
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_add_reads_stdin(project):
     result = invoke("add", "-", "--json", input="Long text from a hook\nsecond line\n")
     assert result.exit_code == 0
@@ -70,11 +72,13 @@ def test_add_reads_stdin(project):
     assert memory["body"] == "Long text from a hook\nsecond line\n"
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_private_memory_goes_under_private(project):
     info = json.loads(invoke("add", "My home IP rotates weekly", "--private", "--json").stdout)
     assert "/.memory/private/" in info["path"]
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_index_json_counts_and_problems(project):
     invoke("add", "Alpha is the codename of the billing rewrite")
     bad = project / ".memory" / "semantic" / "bad.md"
@@ -106,6 +110,7 @@ def test_missing_store_is_a_clear_error(tmp_path, monkeypatch):
     assert "memctl init" in result.output
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_store_is_found_upward_and_by_option(project, monkeypatch):
     invoke("add", "Found from a subfolder")
     sub = project / "src" / "deep"
@@ -118,6 +123,7 @@ def test_store_is_found_upward_and_by_option(project, monkeypatch):
     )
 
 
+@pytest.mark.slow
 def test_help_does_not_import_heavy_modules():
     # Every registered command, group and subcommand: `--help` must stay light.
     code = (
@@ -143,6 +149,7 @@ def test_help_does_not_import_heavy_modules():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_list_and_show_do_not_import_the_index(project):
     invoke("add", "Something")
     code = (
@@ -159,6 +166,8 @@ def test_list_and_show_do_not_import_the_index(project):
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_installed_script_runs_in_a_real_process(project):
     exe = shutil.which("memctl")
     assert exe, "the memctl console script is not installed"
@@ -198,6 +207,7 @@ def test_the_command_word_is_found_after_global_options():
     assert command_name(["--help"]) is None
 
 
+@pytest.mark.slow
 def test_a_command_line_builds_only_its_own_command(tmp_path):
     # recall ends its process itself (see test below); atexit handlers still run, so one reports.
     code = (
@@ -214,6 +224,8 @@ def test_a_command_line_builds_only_its_own_command(tmp_path):
     assert result.stdout.strip().splitlines()[-1] == "['memctl.cli.commands.recall']"
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_a_quick_exit_keeps_exit_codes_and_delivers_all_output(project):
     """recall/context/hook skip the interpreter's teardown; output and exit codes must not suffer."""
     from memctl import service

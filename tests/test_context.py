@@ -14,6 +14,8 @@ from memctl.service.lifecycle.session import add_turn
 from memctl.service.lifecycle.task import begin_task, step_task
 from memctl.service.retrieval.context import build_context
 
+pytestmark = pytest.mark.model
+
 T0 = 1_750_000_000.0
 runner = CliRunner()
 

@@ -101,6 +101,7 @@ def snapshot(root):
     return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_dry_run_writes_nothing_and_shows_every_memory(project):
     before = snapshot(project.root)
     table = invoke("decay", "--now", NOW)
@@ -112,6 +113,7 @@ def test_dry_run_writes_nothing_and_shows_every_memory(project):
     assert snapshot(project.root) == before
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_apply_archives_by_the_rules_and_restore_brings_back(project):
     report = json.loads(invoke("decay", "--apply", "--now", NOW, "--json").stdout)
     actions = {d["id"]: (d["action"], d["reason"]) for d in report["decisions"]}
@@ -153,6 +155,7 @@ def test_apply_archives_by_the_rules_and_restore_brings_back(project):
     assert invoke("restore", "nosuchmemory").exit_code == 1
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_recent_frequent_access_keeps_an_old_memory(project):
     now = datetime.now(timezone.utc)
     for _ in range(20):
@@ -165,6 +168,7 @@ def test_recent_frequent_access_keeps_an_old_memory(project):
     assert actions["oldtrivia001"] == "archive"
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_stats_json(project):
     invoke("decay", "--apply", "--now", NOW)
     stats = json.loads(invoke("stats", "--now", NOW, "--json").stdout)
@@ -178,6 +182,7 @@ def test_stats_json(project):
     assert invoke("stats").exit_code == 0
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_recall_counts_access_without_touching_files(project):
     repo = project.root.parent
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
@@ -201,6 +206,7 @@ def write_config(store, text: str):
     return open_store(store.root)
 
 
+@pytest.mark.model
 def test_recency_bonus_at_its_maximum_never_buries_an_old_relevant_memory(store, write_file):
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     write_file(
@@ -239,6 +245,7 @@ def test_recency_bonus_at_its_maximum_never_buries_an_old_relevant_memory(store,
     ]
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_recency_bonus_above_its_bound_is_refused(store, write_file):
     write_file("semantic/one.md", memory_file("onlymemory01", "Kites fly in onshore wind.", None))
     with pytest.raises(UsageError, match="recall.recency_bonus"):  # when the store is opened

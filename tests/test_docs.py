@@ -48,3 +48,10 @@ def test_the_config_template_documents_every_section_and_changes_no_default():
     template = yaml.safe_load((REPO / "templates" / "config.yaml").read_text(encoding="utf-8"))
     assert set(template) == set(DEFAULTS)
     assert deep_merge(DEFAULTS, template) == DEFAULTS
+
+
+def test_ci_runs_the_readme_test_command_exactly():
+    blocks = re.findall(r"```bash\n(.*?)\n```", readme_section("Quickstart"), re.DOTALL)
+    test_command = next(block for block in blocks if "pytest" in block)
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test_command in ci

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from memctl.integrations.embedder import DIMENSION, get_embedder
 from memctl.integrations.query_embedder import get_query_embedder
+
+pytestmark = pytest.mark.model
 
 TEXTS = [
     "how do we deploy",

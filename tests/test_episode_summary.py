@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memctl.core.conversation import Turn
 from memctl.core.episodes import (
     draft_conversation,
@@ -51,6 +53,7 @@ def check_keeps_key_facts(embed):
     return draft
 
 
+@pytest.mark.model
 def test_summary_keeps_names_numbers_and_decisions_on_embeddings():
     from memctl.integrations.embedder import get_embedder
 

@@ -14,6 +14,8 @@ from memctl.core.errors import InvalidMemoryFile
 from memctl.core.tokens import estimate_tokens
 from memctl.service.memories.exchange import ImportRefused, export_memories, import_file
 
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 runner = CliRunner()
 
 HAND_WRITTEN = """---

@@ -34,6 +34,7 @@ def llm_store(store):
     return open_store(store.root, env={"MEMCTL_LLM_MODEL": "gpt-4o-mini"})
 
 
+@pytest.mark.model
 def test_offline_dry_run_plans_and_writes_nothing_then_a_run_writes_the_plan(store):
     turns = read_conversation_file(FIXTURE)
     planned = extract(store, turns, dry_run=True, use_llm=False)
@@ -58,6 +59,7 @@ def test_offline_dry_run_plans_and_writes_nothing_then_a_run_writes_the_plan(sto
     }
 
 
+@pytest.mark.model
 def test_offline_a_changed_preference_is_planned_as_an_update(store):
     tabs = service.add_memory(store, "I prefer tabs for indentation", type="preference")
     turns = read_conversation(
@@ -75,6 +77,7 @@ def test_offline_a_changed_preference_is_planned_as_an_update(store):
     assert "spaces" in current and "I prefer tabs for indentation" in history[0]
 
 
+@pytest.mark.model
 def test_offline_a_change_of_mind_in_one_conversation_updates_the_earlier_item(store):
     turns = read_conversation(
         "user: I prefer tabs for indentation.\nassistant: OK.\n"
@@ -90,6 +93,7 @@ def _llm_reply(*memories: dict) -> str:
     return json.dumps({"memories": list(memories)})
 
 
+@pytest.mark.model
 def test_llm_plan_is_applied_through_the_write_path(llm_store):
     tabs = service.add_memory(llm_store, "I prefer tabs for indentation", type="preference")
     deploy = service.add_memory(llm_store, "We deploy with make release", type="procedural")
@@ -141,6 +145,7 @@ def test_llm_plan_is_applied_through_the_write_path(llm_store):
     assert merged.extra["mentions"] == 2 and merged.body.strip() == "We deploy with make release"
 
 
+@pytest.mark.model
 def test_llm_malformed_twice_writes_nothing(llm_store):
     service.add_memory(llm_store, "I prefer tabs for indentation", type="preference")
     before = snapshot(llm_store)
@@ -152,6 +157,7 @@ def test_llm_malformed_twice_writes_nothing(llm_store):
     assert snapshot(llm_store) == before
 
 
+@pytest.mark.model
 @pytest.mark.parametrize(
     "bad",
     [
@@ -187,6 +193,7 @@ def test_llm_bad_shape_once_is_retried_and_the_valid_retry_applied(llm_store, ba
     assert list(bodies(llm_store)) == ["The user prefers dark mode in every editor."]
 
 
+@pytest.mark.model
 def test_cli_extract_offline_and_with_a_mocked_llm(store, monkeypatch):
     monkeypatch.setenv("MEMCTL_STORE", str(store.root))
     monkeypatch.delenv("MEMCTL_LLM_MODEL", raising=False)

@@ -15,6 +15,8 @@ from memctl.service.lifecycle.decaying import append_log
 from memctl.service.memories.forgetting import forget_memories
 from memctl.store.purge import index_terms, raw_texts
 
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 MARKER = "zebraquokka"  # one token the full-text tokenizer keeps whole
 SECRET_ID = "secret0mem01"
 OTHERS = {

@@ -34,6 +34,8 @@ def payload(result):
     return json.loads(result.content[0].text)
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_tools_and_resources_over_stdio(store):
     async def work(client):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}

@@ -28,6 +28,7 @@ def stored(store, memory_id: str) -> Memory:
     return memory
 
 
+@pytest.mark.model
 def test_a_near_duplicate_merges_without_a_new_file_or_a_new_embedding(store):
     first = service.add_memory(store, "We deploy with make release", type="procedural")
     second = service.add_memory(
@@ -46,6 +47,7 @@ def test_a_near_duplicate_merges_without_a_new_file_or_a_new_embedding(store):
     assert report.updated == 1 and report.embedded == 0  # only mentions changed: vector reused
 
 
+@pytest.mark.model
 def test_dedup_can_be_turned_off_and_episodes_are_never_merged(store):
     service.add_memory(store, "We deploy with make release", type="procedural")
     service.add_memory(store, "We deploy with make release", type="procedural", dedup=False)
@@ -54,6 +56,7 @@ def test_dedup_can_be_turned_off_and_episodes_are_never_merged(store):
     assert len(files(store)) == 4
 
 
+@pytest.mark.model
 def test_the_threshold_comes_from_config(store):
     (store.root / "config.yaml").write_text("write:\n  dedup_threshold: 0.999\n")
     strict = open_store(store.root)
@@ -63,6 +66,7 @@ def test_the_threshold_comes_from_config(store):
     assert result.created and len(files(strict)) == 2
 
 
+@pytest.mark.model
 def test_tabs_then_spaces_keeps_the_old_value_in_history_and_show_displays_it(store, monkeypatch):
     tabs = service.add_memory(store, "I prefer tabs for indentation", type="preference")
     spaces = service.add_memory(store, "I prefer spaces for indentation", type="preference")
@@ -92,6 +96,7 @@ def test_tabs_then_spaces_keeps_the_old_value_in_history_and_show_displays_it(st
     assert [h.id for h in hits] == [tabs.memory.id]
 
 
+@pytest.mark.model
 def test_a_lower_confidence_value_does_not_replace_the_stored_one(store, monkeypatch):
     tabs = service.add_memory(
         store, "I prefer tabs for indentation", type="preference", confidence=0.9
@@ -111,6 +116,7 @@ def test_a_lower_confidence_value_does_not_replace_the_stored_one(store, monkeyp
     assert len(files(store)) == 1
 
 
+@pytest.mark.model
 def test_the_cli_says_merged_into(store, monkeypatch):
     monkeypatch.setenv("MEMCTL_STORE", str(store.root))
     first = json.loads(
@@ -161,6 +167,8 @@ def _add_from_process(root: str, start, same_text: str, own_text: str) -> None:
     add_memory(store, own_text, type="semantic")
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_concurrent_adds_from_several_processes_lose_nothing(store):
     service.add_memory(store, "The first memory makes the index exist", sync=True)
     own = [

@@ -12,6 +12,8 @@ import pytest
 from memctl import service
 from memctl.agents.git_hooks import install_git_hooks
 
+pytestmark = pytest.mark.slow
+
 GOOD = "---\nid: deploy\ntitle: Deploy\ntype: procedural\n---\n\nRun make release from main.\n"
 CONFLICTED = (
     "---\nid: port\ntype: semantic\n---\n\n<<<<<<< HEAD\nPostgres is on 5432.\n=======\n"

@@ -49,6 +49,7 @@ def test_one_outlier_squeezes_a_list_less_under_stdev_than_under_range():
     assert gap_stdev > 2 * gap_range  # but the ordinary candidates keep their distance
 
 
+@pytest.mark.model
 def test_recall_fusion_is_configurable_and_checked(store):
     from memctl.config import open_store
     from memctl.core.errors import UsageError
@@ -94,6 +95,7 @@ def test_spread_is_bounded_and_additive():
     ] == pytest.approx(0.6)
 
 
+@pytest.mark.model
 def test_recall_brings_the_answer_written_right_after_the_question(store):
     """A reply that shares no words with the query follows the turn that matched it."""
     turns = [
@@ -117,6 +119,7 @@ def test_recall_brings_the_answer_written_right_after_the_question(store):
     assert ids[1] in found
 
 
+@pytest.mark.model
 def test_neighbours_can_be_turned_off(store):
     from memctl.config import open_store
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from memctl import service
 
 
@@ -20,6 +22,7 @@ def seed(store):
     }
 
 
+@pytest.mark.model
 def test_semantic_query_with_no_shared_words_finds_the_memory(store):
     ids = seed(store)
     hits = service.recall(store, "how do we push new versions to production", k=1, mode="vector")
@@ -28,12 +31,14 @@ def test_semantic_query_with_no_shared_words_finds_the_memory(store):
     assert hits[0].id == ids["pizza"]
 
 
+@pytest.mark.model
 def test_exact_identifier_finds_its_memory(store):
     ids = seed(store)
     for query in ("TW-E4012", "what does reconcile_manifest do", "error TW-E4012 again?"):
         assert service.recall(store, query, k=1)[0].id == ids["error"], query
 
 
+@pytest.mark.model
 def test_identifier_wins_even_among_many_similar_memories(store):
     for n in range(30):
         service.add_memory(
@@ -45,6 +50,7 @@ def test_identifier_wins_even_among_many_similar_memories(store):
     assert service.recall(store, "error WH_ALPHA_77", k=1)[0].id == target
 
 
+@pytest.mark.model
 def test_hand_edit_shows_in_next_recall(store):
     ids = seed(store)
     path = service.get_memory(store, ids["pizza"])[0]
@@ -54,6 +60,7 @@ def test_hand_edit_shows_in_next_recall(store):
     assert "sushi" in hits[0].body
 
 
+@pytest.mark.model
 def test_hand_written_file_is_recalled(store, write_file):
     seed(store)
     write_file(
@@ -65,6 +72,7 @@ def test_hand_written_file_is_recalled(store, write_file):
     assert hits[0].type == "procedural"
 
 
+@pytest.mark.model
 def test_filters_by_type_and_tag(store):
     ids = seed(store)
     hits = service.recall(store, "code", k=5, types=["preference"])
@@ -73,6 +81,7 @@ def test_filters_by_type_and_tag(store):
     assert [h.id for h in hits] == [ids["db"]]
 
 
+@pytest.mark.model
 def test_modes_return_their_own_side(store):
     ids = seed(store)
     assert service.recall(store, "MongoDB", k=1, mode="bm25")[0].id == ids["db"]

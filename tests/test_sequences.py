@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memctl import service
 from memctl.core.sequences import MAX_CONTEXT_CHARS, contextual_text, ordered_members, predecessors
 from memctl.core.sync import embed_hash
 from memctl.service.retrieval.indexing import MODEL_ID, Manifest, index_text, open_index
 from memctl.store.files import read_memory
+
+pytestmark = pytest.mark.usefixtures("fake_embedder")
 
 
 def test_members_are_ordered_by_their_key_and_only_within_their_sequence():
@@ -52,7 +56,9 @@ def _embedded_hash(store, path) -> str:
     return Manifest.load(store.index_dir).files[relpath].embed_hash
 
 
-def test_a_turn_is_embedded_with_the_one_before_it_and_searched_by_its_own_words(store):
+def test_a_turn_is_embedded_with_the_one_before_it_and_searched_by_its_own_words(
+    store, fake_embedder
+):
     first, second = _turns(
         store, ["Ana: did you go camping at the lake?", "Ben: yes, with the kids"]
     )
@@ -62,6 +68,7 @@ def test_a_turn_is_embedded_with_the_one_before_it_and_searched_by_its_own_words
     expected = contextual_text(index_text(answer), question.body.strip())
     assert _embedded_hash(store, second) == embed_hash(MODEL_ID, expected)
     assert _embedded_hash(store, first) == embed_hash(MODEL_ID, index_text(question))
+    assert sorted(fake_embedder.texts) == sorted([index_text(question), expected])
     # Full-text search still sees only the memory's own words.
     found = [hit.id for hit in service.recall(store, "camping lake", k=5, mode="bm25")]
     assert found == [question.id]
@@ -69,7 +76,7 @@ def test_a_turn_is_embedded_with_the_one_before_it_and_searched_by_its_own_words
     assert [row["text"] for row in rows] == [index_text(answer)]
 
 
-def test_editing_a_turn_re_embeds_the_next_one_and_no_other(store):
+def test_editing_a_turn_re_embeds_the_next_one_and_no_other(store, fake_embedder):
     paths = _turns(
         store,
         [
@@ -82,8 +89,11 @@ def test_editing_a_turn_re_embeds_the_next_one_and_no_other(store):
     service.sync_index(store)
     before = [_embedded_hash(store, p) for p in paths]
     paths[0].write_text(paths[0].read_text().replace("camping?", "fishing?"))
+    fake_embedder.texts.clear()
     report = service.sync_index(store)
     assert (report.updated, report.embedded) == (1, 2)
+    # the edited turn, and the next one, embedded with the edited turn as its context
+    assert len(fake_embedder.texts) == 2 and all("fishing?" in t for t in fake_embedder.texts)
     after = [_embedded_hash(store, p) for p in paths]
     assert [a != b for a, b in zip(after, before, strict=False)] == [True, True, False, False]
 

@@ -14,6 +14,8 @@ from memctl.service.lifecycle.session import add_turn, end_session, get_session,
 from memctl.service.memories.lookup import get_memory
 from memctl.store.sessions import turns_path
 
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 FIXTURE = Path(__file__).parent / "fixtures" / "sessions" / "checkout_incident.jsonl"
 T0 = 1_750_000_000.0
 

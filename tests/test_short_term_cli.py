@@ -55,6 +55,7 @@ def test_session_commands(project):
     assert missing.exit_code == 1 and "No session 'nope'" in missing.output
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_task_commands_end_in_an_episode(project):
     assert invoke("task", "show", "--json").stdout.strip() == "null"
     started = invoke(
@@ -85,6 +86,7 @@ def test_task_commands_end_in_an_episode(project):
     assert invoke("task", "show").stdout.strip() == "No task in progress."
 
 
+@pytest.mark.model
 def test_compact_dry_run_and_context_commands(project):
     for n in range(3):
         invoke("task", "start", f"Rotate the API key ({n})", "--target", "api-gateway")

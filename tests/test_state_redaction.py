@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 
 from memctl.cli.app import app
 
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 runner = CliRunner()
 
 GITHUB_TOKEN = "ghp_Q8vT2mLx9RkP4nWz7YcB3hJd6FsA1gEu5oKi"

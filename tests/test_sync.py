@@ -3,8 +3,12 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 from memctl import service
 from memctl.core.sync import IndexedFile, plan_sync
+
+pytestmark = pytest.mark.usefixtures("fake_embedder")
 
 
 def test_plan_skips_files_whose_stat_is_unchanged():
@@ -19,39 +23,46 @@ def test_plan_skips_files_whose_stat_is_unchanged():
     assert plan.removed == ("gone.md",)
 
 
-def test_second_sync_embeds_nothing(store):
+def test_second_sync_embeds_nothing(store, fake_embedder):
     for text in ("Deploys go through make release", "Alice owns the billing service"):
         service.add_memory(store, text, sync=False, dedup=False)  # dedup would index as it goes
     first = service.sync_index(store)
     assert (first.added, first.embedded) == (2, 2)
+    assert len(fake_embedder.texts) == 2
     second = service.sync_index(store)
     assert (second.added, second.updated, second.removed, second.embedded) == (0, 0, 0, 0)
     assert second.unchanged == 2
+    assert len(fake_embedder.texts) == 2  # the model saw nothing new
 
 
-def test_touching_a_file_without_changing_it_does_not_re_embed(store):
+def test_touching_a_file_without_changing_it_does_not_re_embed(store, fake_embedder):
     result = service.add_memory(store, "The staging database is reset nightly")
     stat = result.path.stat()
     os.utime(result.path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    embedded = len(fake_embedder.texts)
     report = service.sync_index(store)
     assert report.embedded == 0 and report.unchanged == 1
+    assert len(fake_embedder.texts) == embedded
 
 
-def test_metadata_only_edit_updates_without_re_embedding(store):
+def test_metadata_only_edit_updates_without_re_embedding(store, fake_embedder):
     result = service.add_memory(store, "Use ruff for linting", type="preference")
     text = result.path.read_text().replace("importance: 0.5", "importance: 0.9")
     result.path.write_text(text)
+    embedded = len(fake_embedder.texts)
     report = service.sync_index(store)
     assert (report.updated, report.embedded) == (1, 0)
+    assert len(fake_embedder.texts) == embedded
 
 
-def test_moved_file_keeps_its_id_and_vector(store):
+def test_moved_file_keeps_its_id_and_vector(store, fake_embedder):
     result = service.add_memory(store, "Backups run at 02:00 UTC")
     target = store.root / "procedural" / result.path.name
     target.parent.mkdir()
     shutil.move(result.path, target)
+    embedded = len(fake_embedder.texts)
     report = service.sync_index(store)
-    assert report.embedded == 0
+    assert report.embedded == 0 and len(fake_embedder.texts) == embedded
     hits = service.recall(store, "when do backups run", k=1)
     assert hits[0].id == result.memory.id
     assert hits[0].path == target

@@ -51,6 +51,7 @@ def snapshot(root):
     }
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_task_done_gives_an_episode(store):
     begin_task(store, "Restart nginx on web-3", ["check config", "restart"], target="web-3", now=T0)
     step_task(store, "check config", status="done", result="nginx -t reports syntax ok", now=T0 + 1)
@@ -69,6 +70,7 @@ def test_task_done_gives_an_episode(store):
     assert "nginx -t reports syntax ok" in episode.body and "ticket: OPS-118" in episode.body
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_failures_and_lessons_weigh_more(store):
     success = run_task(store, "Rotate the TLS certificate", now=T0)
     failure = run_task(store, "Rotate the TLS certificate again", failed=True, now=T0 + 100)
@@ -89,6 +91,7 @@ def test_task_commands_need_a_task_and_refuse_a_second_one(store):
         step_task(store, "4", status="done")
 
 
+@pytest.mark.model
 def test_consolidation_links_its_sources_and_does_not_repeat(store):
     ids = [
         run_task(
@@ -122,6 +125,7 @@ def test_consolidation_links_its_sources_and_does_not_repeat(store):
     assert len(list_memories(store, types=["knowledge"]).memories) == 1
 
 
+@pytest.mark.model
 def test_similar_episodes_without_a_shared_target_are_consolidated(store):
     texts = [
         "## Summary\nThe nightly backup of the orders database failed: the backup-1 disk was full.",
@@ -138,6 +142,7 @@ def test_similar_episodes_without_a_shared_target_are_consolidated(store):
     assert report.consolidations[0].group.reason == "similarity"
 
 
+@pytest.mark.model
 def test_dry_run_writes_nothing(store):
     store = configure(store, "session:\n  max_turns: 2\n")
     for n in range(3):
@@ -185,6 +190,7 @@ MOCK = json.dumps(
 )
 
 
+@pytest.mark.model
 def test_the_llm_writes_summaries_and_knowledge_when_configured(store):
     store = configure(store, f"llm:\n  model: gpt-4o-mini\n  mock_response: {json.dumps(MOCK)}\n")
     episode_ids = []
@@ -218,6 +224,7 @@ def test_the_llm_writes_summaries_and_knowledge_when_configured(store):
     assert "exhausted connection pool" in knowledge.body
 
 
+@pytest.mark.model
 def test_malformed_llm_output_falls_back_to_the_extractive_summary(store):
     store = configure(store, "llm:\n  model: gpt-4o-mini\n  mock_response: 'not json at all'\n")
     for k, (role, text) in enumerate(

@@ -92,6 +92,7 @@ def watching(store):
     assert not thread.is_alive()
 
 
+@pytest.mark.usefixtures("fake_embedder")
 def test_an_edit_by_hand_reaches_recall(store, write_file, watching):
     write_file("semantic/port.md", "---\nid: port\n---\n\nPostgres listens on port 5433.\n")
     assert wait_for(
@@ -105,7 +106,8 @@ def test_an_edit_by_hand_reaches_recall(store, write_file, watching):
     assert wait_for(lambda: service.recall(store, "which port is redis on", sync=False) == [])
 
 
-def test_many_files_at_once_give_few_syncs(store, watching):
+@pytest.mark.usefixtures("fake_embedder")
+def test_many_files_at_once_give_few_syncs(store, watching, fake_embedder):
     folder = store.root / "semantic"
     folder.mkdir()
     for i in range(120):
@@ -115,15 +117,26 @@ def test_many_files_at_once_give_few_syncs(store, watching):
     assert wait_for(lambda: sum(watching) >= 120)
     assert len(watching) <= 3  # a checkout-sized burst is one sync, not one per file
     assert len(service.list_memories(store).memories) == 120
+    assert len(fake_embedder.texts) == 120  # each file embedded once, whatever the batches
 
 
-def test_the_watch_command_stops_cleanly_on_ctrl_c(store):
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memctl", "--store", str(store.root), "watch"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"]
+)
+def test_the_watch_command_stops_cleanly_on_ctrl_c(store, inherited):
+    """Also when started with SIGINT ignored, as a script's background job (or pytest run as one)."""
+    # The child inherits SIG_IGN, or starts with SIG_DFL, whatever pytest's own SIGINT is.
+    previous = signal.signal(signal.SIGINT, inherited)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memctl", "--store", str(store.root), "watch"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         lines = []
         assert wait_for(

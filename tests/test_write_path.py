@@ -13,6 +13,8 @@ from memctl.core.errors import InvalidMemoryFile, LowValueContent
 from memctl.service.memories.redaction import redact_for_store
 from memctl.service.retrieval.indexing import open_index
 
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 runner = CliRunner()
 
 EMAIL = "dana.ops@example.com"

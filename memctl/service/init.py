@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from importlib import resources
 from pathlib import Path
 
@@ -12,14 +11,7 @@ from memctl.core.errors import MemctlError
 
 
 def templates_dir() -> Path:
-    """The `templates/` folder: beside the package in a checkout, under share/ when installed."""
-    candidates = [
-        Path(__file__).resolve().parents[2] / "templates",
-        Path(sys.prefix) / "share" / "memctl" / "templates",
-    ]
-    for candidate in candidates:
-        if (candidate / "config.yaml").is_file():
-            return candidate
+    """The templates `memctl init` copies, shipped inside the package (`templates/` links here)."""
     return Path(str(resources.files("memctl") / "templates"))
 
 
@@ -30,6 +22,8 @@ def init_store(directory: Path) -> Store:
     if (root / "config.yaml").exists():
         raise MemctlError(f"A store already exists at {root}.")
     source = templates_dir()
+    if not (source / "config.yaml").is_file():
+        raise MemctlError(f"memctl's templates are missing from {source}; reinstall memctl.")
     root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source / "config.yaml", root / "config.yaml")
     shutil.copyfile(source / "store-README.md", root / "README.md")

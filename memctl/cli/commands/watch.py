@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 import threading
 import time
 
@@ -50,6 +51,7 @@ def register(app: typer.Typer) -> None:
             stderr.print(f"Sync failed (retried on the next change): {exc}", markup=False)
 
         stop = threading.Event()
+        _let_ctrl_c_stop()
         try:
             sync(0)  # start from an index that matches the files
             watch_store(
@@ -66,3 +68,14 @@ def register(app: typer.Typer) -> None:
         except KeyboardInterrupt:
             stop.set()
         stderr.print("Stopped watching.")
+
+
+def _let_ctrl_c_stop() -> None:
+    """Ctrl-C stops the watch even when the parent process ignored SIGINT.
+
+    Why: a background job of a script, or a test runner started as one, hands an ignored SIGINT
+    down, and Python then never raises KeyboardInterrupt: Ctrl-C would do nothing.
+    """
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread and signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

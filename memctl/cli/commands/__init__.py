@@ -1,0 +1,1 @@
+"""One module per command or group; each has a `register(app)`."""
