@@ -63,6 +63,7 @@ def test_a_bad_value_is_a_json_error_with_json(store):
     assert error["kind"] == "invalid_config" and "config.yaml:2: recall.k" in error["message"]
 
 
+@pytest.mark.model
 def test_unknown_sections_and_keys_warn_with_their_line_and_the_command_runs(store):
     service.add_memory(store, "We deploy with make release every Tuesday")
     (store.root / "config.yaml").write_text(

@@ -102,6 +102,7 @@ def test_identifier_patterns():
     assert query_identifiers("how do we deploy to the well-known x-ray 5 cluster") == []
 
 
+@pytest.mark.model
 def test_a_tag_filter_matches_only_that_tag_never_a_pattern(store):
     tagged = {
         tag: service.add_memory(

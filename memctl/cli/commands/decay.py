@@ -7,7 +7,7 @@ from datetime import datetime
 import typer
 from rich.markup import escape
 from rich.table import Table
-from rich.text import JustifyMethod
+from rich.console import JustifyMethod
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
