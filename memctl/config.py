@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from memctl.core import decay as decay_model
 from memctl.core.embedding import BUNDLED_MODEL, DIMENSIONS
 from memctl.core.errors import InvalidConfig, StoreNotFound
@@ -33,6 +31,7 @@ from memctl.core.schema import (
     section,
     setting,
 )
+from memctl.core.yaml_lines import BrokenYAML, line_of, load_with_lines
 
 STORE_DIRNAME = ".memory"
 INDEX_DIRNAME = ".index"
@@ -357,9 +356,9 @@ def check_config(
     try:
         settings, unknown = build(Settings, data)
     except SettingError as exc:
-        raise InvalidConfig(source, _line_of(lines, exc.keys), exc.problem) from None
+        raise InvalidConfig(source, line_of(lines, exc.keys), exc.problem) from None
     warnings = tuple(
-        f"{source}:{_line_of(lines, keys)}: unknown setting '{'.'.join(keys)}' (ignored); "
+        f"{source}:{line_of(lines, keys)}: unknown setting '{'.'.join(keys)}' (ignored); "
         f"known {'sections' if len(keys) == 1 else 'keys'}: {_known_names(keys)}"
         for keys in unknown
     )
@@ -373,7 +372,7 @@ def config_error(store: Store, keys: KeyPath, problem: str) -> InvalidConfig:
         _, lines = _parse_yaml(path, path.read_text(encoding="utf-8"))
     except (OSError, UnicodeError, InvalidConfig):
         lines = {}
-    return InvalidConfig(path, _line_of(lines, keys), problem)
+    return InvalidConfig(path, line_of(lines, keys), problem)
 
 
 def parse_section(name: str, data: Mapping[str, Any], source: str = "settings") -> Any:
@@ -452,42 +451,10 @@ def _apply_environment(settings: Settings, environment: Environment | None) -> S
 
 
 def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[KeyPath, int]]:
-    """The data of a YAML text and the line of every key and list item in it."""
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        raise InvalidConfig(path, line, f"broken YAML: {getattr(exc, 'problem', exc)}") from None
-    finally:
-        loader.dispose()
-    lines: dict[KeyPath, int] = {}
-    if node is not None:
-        _collect_lines(node, (), lines)
-    return data, lines
-
-
-def _collect_lines(node: yaml.Node, keys: KeyPath, lines: dict[KeyPath, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            path = (*keys, str(key_node.value))
-            lines[path] = key_node.start_mark.line + 1  # a repeated key: the last one counts
-            _collect_lines(value_node, path, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for number, item in enumerate(node.value):
-            path = (*keys, str(number))
-            lines[path] = item.start_mark.line + 1
-            _collect_lines(item, path, lines)
-
-
-def _line_of(lines: Mapping[KeyPath, int], keys: KeyPath) -> int:
-    """The line of a key, else of the nearest enclosing key, else 1."""
-    for end in range(len(keys), 0, -1):
-        if keys[:end] in lines:
-            return lines[keys[:end]]
-    return 1
+        return load_with_lines(text)
+    except BrokenYAML as exc:
+        raise InvalidConfig(path, exc.line, exc.problem) from None
 
 
 def _known_names(keys: KeyPath) -> str:

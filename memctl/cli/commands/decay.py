@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
-from rich.console import JustifyMethod
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
 from memctl.core.text import clip
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 NOW_HELP = "Score as if it were this time (ISO date or datetime); default now."
 
