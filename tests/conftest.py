@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from memctl import service
-from memctl.config import Store
+from memctl.config import Store, open_store
 from memctl.integrations import embedder as _embedder_module
 from memctl.integrations import query_embedder as _query_embedder_module
 
@@ -112,3 +113,22 @@ def _warm_model_once(request) -> None:
     if any(item.get_closest_marker("model") for item in request.session.items):
         _embedder_module.get_embedder()
         _query_embedder_module.get_query_embedder()
+
+
+# --- Stores built once, copied per test ---------------------------------------------------------
+
+
+@pytest.fixture
+def copy_store(tmp_path: Path):
+    """`copy_store(store)`: a private copy of a store built once for a module, for one test.
+
+    Files, index and manifest keep their times, so the copy needs no sync; a test may change
+    its copy freely without any other test seeing it.
+    """
+
+    def copy(original: Store) -> Store:
+        root = tmp_path / "copied" / original.root.name
+        shutil.copytree(original.root, root, symlinks=True)
+        return open_store(root)
+
+    return copy

@@ -20,8 +20,9 @@ T0 = 1_750_000_000.0
 runner = CliRunner()
 
 
-@pytest.fixture
-def filled(store):
+@pytest.fixture(scope="module")
+def filled_once(tmp_path_factory):
+    store = service.init_store(tmp_path_factory.mktemp("filled"))
     add = service.add_memory
     add(
         store,
@@ -73,6 +74,12 @@ def filled(store):
     for n, (role, text) in enumerate(turns):
         add_turn(store, "s1", role, text, now=T0 + 10 + n)
     return store
+
+
+@pytest.fixture
+def filled(filled_once, copy_store):
+    """A store with memories, a task and a session, built once; each test gets its own copy."""
+    return copy_store(filled_once)
 
 
 def test_context_has_its_sections_and_says_where_memories_came_from(filled):

@@ -22,9 +22,22 @@ def seed(store):
     }
 
 
+@pytest.fixture(scope="module")
+def seeded_once(tmp_path_factory):
+    store = service.init_store(tmp_path_factory.mktemp("seeded"))
+    return store, seed(store)
+
+
+@pytest.fixture
+def seeded(seeded_once, copy_store):
+    """The seed memories, embedded once; each test gets its own copy of the store."""
+    store, ids = seeded_once
+    return copy_store(store), ids
+
+
 @pytest.mark.model
-def test_semantic_query_with_no_shared_words_finds_the_memory(store):
-    ids = seed(store)
+def test_semantic_query_with_no_shared_words_finds_the_memory(seeded):
+    store, ids = seeded
     hits = service.recall(store, "how do we push new versions to production", k=1, mode="vector")
     assert hits[0].id == ids["deploy"]
     hits = service.recall(store, "what food do colleagues eat at the end of the week", k=1)
@@ -32,8 +45,8 @@ def test_semantic_query_with_no_shared_words_finds_the_memory(store):
 
 
 @pytest.mark.model
-def test_exact_identifier_finds_its_memory(store):
-    ids = seed(store)
+def test_exact_identifier_finds_its_memory(seeded):
+    store, ids = seeded
     for query in ("TW-E4012", "what does reconcile_manifest do", "error TW-E4012 again?"):
         assert service.recall(store, query, k=1)[0].id == ids["error"], query
 
@@ -51,8 +64,8 @@ def test_identifier_wins_even_among_many_similar_memories(store):
 
 
 @pytest.mark.model
-def test_hand_edit_shows_in_next_recall(store):
-    ids = seed(store)
+def test_hand_edit_shows_in_next_recall(seeded):
+    store, ids = seeded
     path = service.get_memory(store, ids["pizza"])[0]
     path.write_text(path.read_text().replace("pizza", "sushi from the harbour kiosk"))
     hits = service.recall(store, "sushi", k=1, mode="bm25")
@@ -61,11 +74,11 @@ def test_hand_edit_shows_in_next_recall(store):
 
 
 @pytest.mark.model
-def test_hand_written_file_is_recalled(store, write_file):
-    seed(store)
-    write_file(
-        "procedural/hotfix.md",
-        "# Hotfix\n\nCut hotfix branches from the release tag, never from main.\n",
+def test_hand_written_file_is_recalled(seeded):
+    store, _ = seeded
+    (store.root / "procedural").mkdir(exist_ok=True)
+    (store.root / "procedural" / "hotfix.md").write_text(
+        "# Hotfix\n\nCut hotfix branches from the release tag, never from main.\n"
     )
     hits = service.recall(store, "where do hotfix branches start", k=1)
     assert hits[0].id == "hotfix"
@@ -73,8 +86,8 @@ def test_hand_written_file_is_recalled(store, write_file):
 
 
 @pytest.mark.model
-def test_filters_by_type_and_tag(store):
-    ids = seed(store)
+def test_filters_by_type_and_tag(seeded):
+    store, ids = seeded
     hits = service.recall(store, "code", k=5, types=["preference"])
     assert [h.id for h in hits] == [ids["tabs"]]
     hits = service.recall(store, "database", k=5, tags=["db"])
@@ -82,8 +95,8 @@ def test_filters_by_type_and_tag(store):
 
 
 @pytest.mark.model
-def test_modes_return_their_own_side(store):
-    ids = seed(store)
+def test_modes_return_their_own_side(seeded):
+    store, ids = seeded
     assert service.recall(store, "MongoDB", k=1, mode="bm25")[0].id == ids["db"]
     assert (
         service.recall(store, "document database versus relational", k=1, mode="vector")[0].id
