@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memctl.server import location
-from memctl.server.daemon import server_status, stop_server
+from memctl.server.control import server_status, stop_server
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("memctl")

@@ -42,7 +42,7 @@ class _Tap(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, data) -> int:  # type: ignore[override]
+    def write(self, data) -> int:
         self.chunks.append((self.number, bytes(data)))
         return len(data)
 

@@ -95,7 +95,7 @@ def run_via_server(argv: list[str]) -> int | None:
         if root is None:
             return None
         raw_config = location.config_bytes(root)
-        if not location.server_auto(raw_config):
+        if not location.server_auto(raw_config, root):
             return None
         path = location.socket_path(root, os.environ)
         sock = _connect(path)
@@ -326,9 +326,12 @@ def _log_hook(root: Path, event: str, message: str) -> None:
         pass
 
 
-def request(root: Path, header: dict[str, Any], timeout: float = 5.0) -> dict[str, Any] | None:
-    """A control request (status, stop) to the store's server; None when none answers."""
-    sock = _connect(location.socket_path(root, os.environ))
+def request(
+    root: Path, header: dict[str, Any], timeout: float = 5.0, path: str | None = None
+) -> dict[str, Any] | None:
+    """A control request (status, stop) to the store's server (at `path` if given); None when
+    none answers."""
+    sock = _connect(Path(path) if path else location.socket_path(root, os.environ))
     if sock is None:
         return None
     try:

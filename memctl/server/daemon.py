@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from memctl.config import Store, open_store
 from memctl.server import location
 from memctl.server.client import request as control_request
+from memctl.server.control import read_info
 from memctl.server.freshness import StoreWatch
 from memctl.server.identity import code_identity, memctl_version
 from memctl.server.protocol import PROTOCOL, recv_message, send_message
@@ -114,6 +115,7 @@ class ResidentServer:
             self.watch.start()
             self._bind()
             self._write_info("serving")
+            self.last_activity = time.monotonic()  # Why: idle time counts from here, not start-up
             location.starting_marker(self.root).unlink(missing_ok=True)
             self._install_signals()
             self.log.info("serving on %s", self.socket_path)
@@ -250,8 +252,12 @@ class ResidentServer:
                 return fd
             except BlockingIOError:
                 pass
-            answer = control_request(self.root, {"op": "status"}, timeout=1.0)
             holder = self._read_info()
+            # Why the holder's own socket: a client with another XDG_RUNTIME_DIR (a long store
+            # path) may have started it under another name than ours.
+            answer = control_request(
+                self.root, {"op": "status"}, timeout=1.0, path=holder.get("socket")
+            )
             if answer is not None:
                 silent_since = None
                 current = answer.get("code") == self.code and answer.get("config") == self.config
@@ -261,7 +267,10 @@ class ResidentServer:
                 if not answer.get("stopping"):
                     self.log.info("asking the server of other code or config to stop")
                     control_request(
-                        self.root, {"op": "stop", "reason": "replaced by a new server"}, 1.0
+                        self.root,
+                        {"op": "stop", "reason": "replaced by a new server"},
+                        timeout=1.0,
+                        path=holder.get("socket"),
                     )
             elif holder.get("state") == "starting" and (
                 time.time() - float(holder.get("since") or 0) < STARTING_TRUST_S
@@ -297,11 +306,7 @@ class ResidentServer:
         return b"serve" in command and os.fsencode(self.root) in command
 
     def _read_info(self) -> dict[str, Any]:
-        try:
-            data = json.loads(location.info_path(self.root).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_info(self.root)
 
     def _write_info(self, state: str) -> None:
         info = {
@@ -392,58 +397,3 @@ class ResidentServer:
 
 def serve(store: Store, runner: CommandRunner, idle_minutes: float | None = None) -> int:
     return ResidentServer(store, runner, idle_minutes).run()
-
-
-def server_status(root: Path) -> dict[str, Any]:
-    """`memctl server status`: the server's own account, or that none answers."""
-    answer = control_request(root, {"op": "status"}, timeout=2.0)
-    if answer is not None and answer.get("running"):
-        return {key: answer.get(key) for key in STATUS_KEYS}
-    return {
-        "running": False,
-        "pid": None,
-        "socket": str(location.socket_path(root, os.environ)),
-        "version": None,
-        "uptime_s": None,
-        "requests": None,
-        "store": str(root),
-    }
-
-
-STATUS_KEYS = ("running", "pid", "socket", "version", "uptime_s", "requests", "store")
-
-
-def stop_server(root: Path, wait_s: float = 30.0) -> int | None:
-    """Ask the store's server to stop and wait until it let go of its lock; its pid, or None
-    when no server ran. One that does not answer is sent SIGTERM."""
-    answer = control_request(root, {"op": "stop", "reason": "memctl server stop"}, timeout=2.0)
-    pid = answer.get("pid") if answer else None
-    if answer is None:
-        try:
-            info = json.loads(location.info_path(root).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            info = {}
-        pid = info.get("pid") if isinstance(info, dict) else None
-        if not isinstance(pid, int) or not _lock_held(root):
-            return None
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + wait_s
-    while _lock_held(root) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return pid if isinstance(pid, int) else None
-
-
-def _lock_held(root: Path) -> bool:
-    path = location.lock_path(root)
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False

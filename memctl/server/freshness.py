@@ -150,7 +150,9 @@ class StoreWatch:
     def sync_finished(self, token: object, complete: bool) -> None:
         if token is None:
             return
-        archive, changes = token  # type: ignore[misc]
+        assert isinstance(token, tuple)
+        archive: bool = token[0]
+        changes: int = token[1]
         if complete:
             self._synced[archive] = changes
         else:

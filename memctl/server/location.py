@@ -111,9 +111,9 @@ _FLOW_SECTION = re.compile(rb"^server\s*:\s*\{(?P<body>[^}#]*)\}\s*(?:#.*)?$")
 _KEY = re.compile(rb"^\s+auto\s*:\s*(?P<value>[^#\s]+)\s*(?:#.*)?$")
 
 
-def server_auto(raw: bytes) -> bool:
+def server_auto(raw: bytes, root: Path) -> bool:
     """config.yaml's `server.auto` (default true). Plain block and flow mappings are read here;
-    anything else falls back to yaml."""
+    anything else is left to memctl.config."""
     if b"server" not in raw:
         return True
     lines = raw.splitlines()
@@ -125,10 +125,10 @@ def server_auto(raw: bytes) -> bool:
             for item in flow.group("body").split(b","):
                 key, _, value = item.partition(b":")
                 if key.strip() == b"auto":
-                    return _truth(value.strip(), raw)
+                    return _truth(value.strip(), root)
             return True
         if not _SECTION.match(line):
-            return _auto_from_yaml(raw)
+            return _auto_from_config(root)
         for inner in lines[number + 1 :]:
             if inner.strip() == b"" or inner.lstrip().startswith(b"#"):
                 continue
@@ -136,26 +136,25 @@ def server_auto(raw: bytes) -> bool:
                 break
             found = _KEY.match(inner)
             if found:
-                return _truth(found.group("value"), raw)
+                return _truth(found.group("value"), root)
         return True
     return True
 
 
-def _truth(value: bytes, raw: bytes) -> bool:
+def _truth(value: bytes, root: Path) -> bool:
     word = value.decode("utf-8", "replace").strip().strip("'\"").lower()
     if word in TRUE_WORDS:
         return True
     if word in FALSE_WORDS:
         return False
-    return _auto_from_yaml(raw)
+    return _auto_from_config(root)
 
 
-def _auto_from_yaml(raw: bytes) -> bool:
-    import yaml
+def _auto_from_config(root: Path) -> bool:
+    from memctl.config import load_config
 
     try:
-        data = yaml.safe_load(raw) or {}
-    except yaml.YAMLError:
-        return True  # Why: the in-process path reports the broken file; the server would too
-    section = data.get("server") if isinstance(data, dict) else None
+        section = load_config(root).get("server")
+    except Exception:  # noqa: BLE001 - the in-process path reports a broken file; so would the server
+        return True
     return not (isinstance(section, dict) and not section.get("auto", True))

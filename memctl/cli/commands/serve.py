@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
         """Is a server running for this store: pid, socket, version, uptime, requests."""
-        from memctl.server.daemon import server_status
+        from memctl.server.control import server_status
 
         status = server_status(current_store(ctx).root)
         if as_json:
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
     def stop_command(ctx: typer.Context) -> None:
         """Stop this store's server (the next hot command starts a new one unless server.auto
         is false or MEMCTL_NO_SERVER=1)."""
-        from memctl.server.daemon import stop_server
+        from memctl.server.control import stop_server
 
         root = current_store(ctx).root
         pid = stop_server(root)
