@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -50,9 +51,12 @@ def store_of(project: Path) -> Path:
     return project / ".memory"
 
 
-def set_server_config(project: Path, text: str) -> None:
+def set_server_config(project: Path, key: str, value: str) -> None:
+    """Change one key of the template's `server:` section, as a person edits it."""
     config = store_of(project) / "config.yaml"
-    config.write_text(config.read_text() + "\n" + text)
+    text, count = re.subn(rf"(?m)^(  {key}:) *[^ #\n]+", rf"\g<1> {value}", config.read_text())
+    assert count == 1
+    config.write_text(text)
 
 
 def test_a_hot_command_starts_one_server_in_the_background(project):
@@ -98,7 +102,7 @@ def test_server_auto_false_and_the_environment_keep_everything_in_process(projec
     store = store_of(project)
     off = memctl("recall", "deploy", "--json", cwd=project, server=False)
     assert off.returncode == 0 and json.loads(off.stdout)
-    set_server_config(project, "server:\n  auto: false\n")
+    set_server_config(project, "auto", "false")
     configured_off = memctl("recall", "deploy", "--json", cwd=project)
     assert configured_off.stdout == off.stdout
     assert not (store / ".state" / "server.starting").exists()
@@ -108,12 +112,12 @@ def test_server_auto_false_and_the_environment_keep_everything_in_process(projec
 
 def test_an_idle_server_leaves(project):
     store = store_of(project)
-    set_server_config(project, "server:\n  idle_minutes: 0.02\n")  # 1.2 s
+    set_server_config(project, "idle_minutes", "0.02")  # 1.2 s
     log = store / ".state" / "server.log"
     memctl("recall", "deploy", cwd=project)
     wait_until(lambda: log.exists() and "stopped\n" in log.read_text(), "the server to stop")
     assert "serving on" in log.read_text() and "stopping: idle for" in log.read_text()
-    assert [pid for pid in server_processes(store) if alive(pid)] == []
+    wait_until(lambda: not [p for p in server_processes(store) if alive(p)], "the process to end")
     assert not (store / ".state" / "server.sock").exists()
     assert not (store / ".state" / "server.json").exists()
 
@@ -186,7 +190,8 @@ def test_other_code_or_config_replaces_the_server(project, tmp_path):
     assert f"--store\0{store}\0serve".encode() in Path(f"/proc/{newer}/cmdline").read_bytes()
 
     # Changed config.yaml: the next call is answered in-process and the server replaced again.
-    set_server_config(project, "# a comment is a change too\n")
+    config = store / "config.yaml"
+    config.write_text(config.read_text() + "# a comment is a change too\n")
     changed = memctl("recall", "deploy", "--json", cwd=project, pythonpath=other)
     assert changed.stdout == expected
     wait_until(lambda: not alive(newer), "the server of the old config to leave")
@@ -234,7 +239,7 @@ def test_kill_9_mid_write_loses_nothing_acknowledged(project, tmp_path):
     assert ids <= {memory["id"] for memory in json.loads(listed.stdout)}
     for n in (0, 7):
         found = memctl("recall", texts[n], "--json", "-k", "1", cwd=project)
-        assert json.loads(found.stdout)[0]["body"] == texts[n]
+        assert json.loads(found.stdout)[0]["body"].strip() == texts[n]
 
 
 def test_a_stale_socket_file_is_cleaned_up(project):

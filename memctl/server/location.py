@@ -117,9 +117,11 @@ def server_auto(raw: bytes, root: Path) -> bool:
     if b"server" not in raw:
         return True
     lines = raw.splitlines()
-    for number, line in enumerate(lines):
-        if not line.startswith(b"server"):
-            continue
+    sections = [n for n, line in enumerate(lines) if line.startswith(b"server")]
+    if len(sections) > 1:
+        return _auto_from_config(root)  # Why: a repeated key; yaml's rule (the last wins) decides
+    for number in sections:
+        line = lines[number]
         flow = _FLOW_SECTION.match(line)
         if flow:
             for item in flow.group("body").split(b","):
@@ -129,20 +131,23 @@ def server_auto(raw: bytes, root: Path) -> bool:
             return True
         if not _SECTION.match(line):
             return _auto_from_config(root)
+        indent: bytes | None = None  # the section's own keys; deeper lines belong to others
         for inner in lines[number + 1 :]:
             if inner.strip() == b"" or inner.lstrip().startswith(b"#"):
                 continue
             if not inner[:1].isspace():
                 break
+            own = inner[: len(inner) - len(inner.lstrip())]
+            indent = own if indent is None else indent
             found = _KEY.match(inner)
-            if found:
+            if found and own == indent:
                 return _truth(found.group("value"), root)
         return True
     return True
 
 
 def _truth(value: bytes, root: Path) -> bool:
-    word = value.decode("utf-8", "replace").strip().strip("'\"").lower()
+    word = value.decode("utf-8", "replace").strip().lower()
     if word in TRUE_WORDS:
         return True
     if word in FALSE_WORDS:

@@ -30,7 +30,14 @@ def register(app: typer.Typer) -> None:
         from memctl.server.daemon import serve
 
         code = serve(current_store(ctx), ResidentCommands(), idle_minutes=idle_minutes)
-        raise typer.Exit(code=code)
+        # Why: the server has shut down cleanly; tearing down the interpreter (lance's and ONNX
+        # Runtime's native pools) only keeps a process around that its successor waits for.
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
     server_app = typer.Typer(
         help="The store's resident server (started by hot commands): status and stop.",
