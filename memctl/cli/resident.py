@@ -72,6 +72,15 @@ def _size(facts: dict[str, Any]) -> tuple[int, int]:
     return int(facts.get("width") or 80), int(facts.get("height") or 25)
 
 
+def _replace_environ(wanted: dict[str, str]) -> None:
+    """Make os.environ equal `wanted`, touching only what differs (each change is a putenv)."""
+    for key in [key for key in os.environ if key not in wanted]:
+        del os.environ[key]
+    for key, value in wanted.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
+
+
 def merged(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
     """Adjacent writes to one stream joined: fewer, larger blobs on the wire."""
     out: list[tuple[int, bytes]] = []
@@ -108,8 +117,7 @@ class ResidentCommands:
         saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr, sys.argv)
         try:
             os.chdir(request["cwd"])
-            os.environ.clear()
-            os.environ.update(request.get("env") or {})
+            _replace_environ(request.get("env") or {})
             sys.stdin = _text(_Input(stdin, bool(in_facts.get("isatty"))), in_facts, False)
             sys.stdout = _text(_Tap(1, chunks, bool(out_facts.get("isatty"))), out_facts, True)
             sys.stderr = _text(_Tap(2, chunks, bool(err_facts.get("isatty"))), err_facts, True)
@@ -120,8 +128,7 @@ class ResidentCommands:
                 stream.flush()
         finally:
             cwd, environ, sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
-            os.environ.clear()
-            os.environ.update(environ)
+            _replace_environ(environ)
             os.chdir(cwd)
             output.fit_consoles(None, None)
         return code, merged(chunks)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from memctl.core.errors import ModelUnavailable
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
 _FASTEMBED_NAME = "memctl/all-MiniLM-L6-v2-int8"
+RECENT_TEXTS = 64
 
 
 def tokenizer_dir() -> Path:
@@ -73,14 +77,30 @@ class Embedder:
                 f"Could not load the embedding model {model_file}: {exc}"
             ) from exc
         self.batch_size = batch_size
+        self._recent: OrderedDict[str, Any] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     def embed(self, texts: list[str]):
+        """One vector per text. The last few texts embedded are remembered: an add embeds its
+        text to look for duplicates, then its sync embeds the same text for the index."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        vectors = list(self._model.embed(texts, batch_size=self.batch_size))
-        return np.asarray(vectors, dtype=np.float32)
+        with self._recent_lock:
+            known = {t: self._recent[t] for t in texts if t in self._recent}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = list(self._model.embed(missing, batch_size=self.batch_size))
+            known.update(zip(missing, fresh, strict=True))
+            if len(missing) <= RECENT_TEXTS:  # Why: a bulk sync would only flush the memory
+                with self._recent_lock:
+                    for text in missing:
+                        self._recent[text] = known[text]
+                        self._recent.move_to_end(text)
+                    while len(self._recent) > RECENT_TEXTS:
+                        self._recent.popitem(last=False)
+        return np.asarray([known[t] for t in texts], dtype=np.float32)
 
     def embed_query(self, text: str):
         import numpy as np
