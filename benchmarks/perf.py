@@ -20,6 +20,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks import perf_process
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.synthetic import generate_notes, generate_queries
 
@@ -199,6 +200,8 @@ def measure_size(size: int, seed: int, workdir: Path, raw_sample: int) -> dict:
     figures["recall_fresh_process"] = run_cli(
         ["--store", str(store.root), "recall", queries[1], "-k", "10"], FRESH_PROCESS_RUNS
     )
+    console.print(f"[{size}] cold and warm (resident server) processes ...")
+    figures.update(perf_process.measure(store.root, seed))
     return figures
 
 
@@ -228,6 +231,8 @@ def render(result: dict) -> None:
     ]
     for label, pick in rows:
         table.add_row(label, *(str(pick(sizes[size])) for size in sizes))
+    for label, values in perf_process.render_lines(sizes):
+        table.add_row(label, *values)
     out.print(table)
     help_run = result["cli_help"]
     out.print(

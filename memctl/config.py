@@ -199,6 +199,12 @@ class ContextSettings:
 
 
 @dataclass(frozen=True)
+class ServerSettings:  # the resident server (memctl serve) the hot commands talk to
+    auto: bool = setting(True)  # hot commands start one in the background when none runs
+    idle_minutes: float = setting(30.0, above=0)  # it leaves after this long without a request
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything config.yaml can say, checked; one field per section."""
 
@@ -214,6 +220,7 @@ class Settings:
     task: TaskSettings = section(TaskSettings)
     compact: CompactSettings = section(CompactSettings)
     context: ContextSettings = section(ContextSettings)
+    server: ServerSettings = section(ServerSettings)
 
 
 SECTIONS = tuple(f.name for f in dataclasses.fields(Settings))
@@ -331,17 +338,29 @@ class LoadedConfig:
     warnings: tuple[str, ...] = ()
 
 
+# config.yaml path -> ((mtime_ns, size), what it said): a resident server opens its store on every
+# request, and parsing and checking the commented template costs ~10 ms.
+_loaded: dict[Path, tuple[tuple[int, int], LoadedConfig]] = {}
+
+
 def read_config(root: Path) -> LoadedConfig:
     """Read and check `root/config.yaml` (defaults when it is missing); raises InvalidConfig."""
     path = root / CONFIG_FILENAME
     try:
+        info = path.stat()
+        seen = _loaded.get(path)
+        if seen is not None and seen[0] == (info.st_mtime_ns, info.st_size):
+            cached = seen[1]
+            return LoadedConfig(cached.settings, copy.deepcopy(cached.raw), cached.warnings)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return LoadedConfig(Settings(), {})
     except (OSError, UnicodeError) as exc:
         raise InvalidConfig(path, 1, f"unreadable: {exc}") from None
     data, lines = _parse_yaml(path, text)
-    return check_config(data, path, lines)
+    loaded = check_config(data, path, lines)
+    _loaded[path] = ((info.st_mtime_ns, info.st_size), loaded)
+    return LoadedConfig(loaded.settings, copy.deepcopy(loaded.raw), loaded.warnings)
 
 
 def check_config(

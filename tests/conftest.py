@@ -132,3 +132,17 @@ def copy_store(tmp_path: Path):
         return open_store(root)
 
     return copy
+
+
+# --- the resident server ---------------------------------------------------------------------
+# Every test runs memctl in-process (MEMCTL_NO_SERVER=1), so no test starts a server by accident
+# and none is left behind; tests/test_server.py turns the server on for its own stores and stops
+# what it starts.
+
+
+@pytest.fixture(autouse=True)
+def no_resident_server(request, monkeypatch):
+    if request.node.get_closest_marker("resident_server") is None:
+        monkeypatch.setenv("MEMCTL_NO_SERVER", "1")
+    else:
+        monkeypatch.delenv("MEMCTL_NO_SERVER", raising=False)

@@ -4,16 +4,20 @@ Each command lives in a module of memctl.cli.commands. `memctl recall ...` impor
 only the recall module: building every command costs a fresh process ~0.2 s (typer builds each
 parameter's validator, and the modules import the write path, redaction and hooks).
 `--help`, a bad command name and `app` itself (used by tests) get every command.
+
+Before any of that, the hot commands (`recall`, `add`, `context`, `index`, `hook claude-code`)
+are offered to the store's resident server (memctl.server.client): when it answers, typer, rich
+and the index are never imported. This module imports nothing heavy at the top for that reason.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
-import typer
-
-from memctl.cli.state import GlobalOptions
+if TYPE_CHECKING:
+    import typer
 
 HELP = (
     "Local-first memory for AI agents. Memories are Markdown files under .memory/; "
@@ -44,6 +48,8 @@ COMMANDS = {
     "stats": ["stats"],
     # conversations -> durable memories
     "extract": ["extract"],
+    # the resident server
+    "serve": ["serve", "server"],
 }
 MODULE_OF = {name: module for module, names in COMMANDS.items() for name in names}
 GLOBAL_OPTIONS_WITH_VALUE = ("--store", "-s")
@@ -51,6 +57,10 @@ GLOBAL_OPTIONS_WITH_VALUE = ("--store", "-s")
 
 def build_app(modules: list[str] | None = None) -> typer.Typer:
     """The typer app with the commands of these modules (all by default)."""
+    import typer
+
+    from memctl.cli.state import main_options
+
     app = typer.Typer(
         name="memctl",
         help=HELP,
@@ -63,19 +73,6 @@ def build_app(modules: list[str] | None = None) -> typer.Typer:
         importlib.import_module(f"memctl.cli.commands.{module}").register(app)
     app.callback()(main_options)
     return app
-
-
-def main_options(
-    ctx: typer.Context,
-    store: str = typer.Option(
-        None,
-        "--store",
-        "-s",
-        envvar="MEMCTL_STORE",
-        help="The .memory folder to use (default: nearest upward).",
-    ),
-) -> None:
-    ctx.obj = GlobalOptions(store=store)
 
 
 def command_name(args: list[str]) -> str | None:
@@ -98,8 +95,18 @@ def command_name(args: list[str]) -> str | None:
 QUICK_EXIT_COMMANDS = frozenset({"recall", "context", "hook"})
 
 
+# Commands the resident server may answer (memctl.server.client decides the details).
+SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
+
+
 def main() -> None:
     name = command_name(sys.argv[1:])
+    if name in SERVED_COMMANDS:
+        from memctl.server.client import run_via_server
+
+        served = run_via_server(sys.argv[1:])
+        if served is not None:
+            _quick_exit(served)
     app = build_app([MODULE_OF[name]] if name in MODULE_OF else None)
     if name not in QUICK_EXIT_COMMANDS:
         app()
@@ -108,11 +115,11 @@ def main() -> None:
         app()
         code = 0
     except SystemExit as exc:
-        code = _exit_code(exc)
+        code = exit_code(exc)
     _quick_exit(code)
 
 
-def _exit_code(exc: SystemExit) -> int:
+def exit_code(exc: SystemExit) -> int:
     if exc.code is None or isinstance(exc.code, int):
         return exc.code or 0
     print(exc.code, file=sys.stderr)  # what the interpreter does with sys.exit("message")

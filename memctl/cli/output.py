@@ -17,6 +17,17 @@ stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def fit_consoles(stdout_size: tuple[int, int] | None, stderr_size: tuple[int, int] | None) -> None:
+    """Build both consoles anew for the present sys.stdout/sys.stderr, at these (width, height);
+    None detects them as usual. The resident server does this around each client's command, so
+    tables, colours and wrapping follow the client's terminal (see memctl.cli.resident)."""
+    for console, size, is_stderr in ((stdout, stdout_size, False), (stderr, stderr_size, True)):
+        width, height = size if size else (None, None)
+        Console.__init__(
+            console, stderr=is_stderr, highlight=False, soft_wrap=True, width=width, height=height
+        )
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(
         json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n"

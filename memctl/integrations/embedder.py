@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
@@ -16,6 +19,7 @@ from memctl.core.errors import ModelUnavailable
 MODEL_ID = BUNDLED_MODEL
 DIMENSION = DIMENSIONS[BUNDLED_MODEL]
 _FASTEMBED_NAME = f"memctl/{BUNDLED_MODEL}"
+RECENT_TEXTS = 64  # texts whose vectors an embedder remembers
 
 
 def tokenizer_dir() -> Path:
@@ -51,6 +55,8 @@ class FastembedEmbedder:
         self.model_id = settings.model
         self.dim = settings.dimension
         self.batch_size = settings.batch_size
+        self._recent: OrderedDict[str, Any] = OrderedDict()
+        self._recent_lock = threading.Lock()
         # Why: fastembed reads this variable when it loads a model; without it, it would try
         # the Hugging Face hub and hang ~40 s offline. Set here, at the edge that needs it.
         os.environ["HF_HUB_OFFLINE"] = "1"
@@ -88,8 +94,22 @@ class FastembedEmbedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = list(self._model.embed(list(texts), batch_size=self.batch_size))
-        return np.asarray(vectors, dtype=np.float32)
+        # Why: an add embeds its text to look for duplicates, then its sync embeds the same text
+        # for the index; the last few texts are remembered (a bulk sync would only flush them).
+        with self._recent_lock:
+            known = {t: self._recent[t] for t in texts if t in self._recent}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = list(self._model.embed(missing, batch_size=self.batch_size))
+            known.update(zip(missing, fresh, strict=True))
+            if len(missing) <= RECENT_TEXTS:
+                with self._recent_lock:
+                    for text in missing:
+                        self._recent[text] = known[text]
+                        self._recent.move_to_end(text)
+                    while len(self._recent) > RECENT_TEXTS:
+                        self._recent.popitem(last=False)
+        return np.asarray([known[t] for t in texts], dtype=np.float32)
 
     def embed_query(self, text: str) -> ports.Vector:
         import numpy as np

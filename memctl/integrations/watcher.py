@@ -87,10 +87,12 @@ def watch_store(
     poll: bool = False,
     on_error: Callable[[Exception], None] | None = None,
     on_ready: Callable[[], None] | None = None,
+    on_event: Callable[[str, bool], None] | None = None,
 ) -> WatchStats:
     """Call `sync(events_in_batch)` after each quiet period until `stop` is set.
 
     `sync` errors go to `on_error` (the watch goes on); without it they are raised.
+    `on_event(path, relevant)` hears every event at once, in the order the OS reported them.
     """
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
@@ -108,7 +110,10 @@ def watch_store(
             if event.event_type in ("opened", "closed_no_write"):
                 return
             paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-            if any(p and is_relevant_path(root, p, event.is_directory) for p in paths):
+            relevant = any(p and is_relevant_path(root, p, event.is_directory) for p in paths)
+            if on_event is not None:
+                on_event(str(event.src_path), relevant)
+            if relevant:
                 with wake:
                     debounce.note(time.monotonic())
                     wake.notify()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
 
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
@@ -105,6 +107,25 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
     }
 
 
+class FreshnessGuard(Protocol):
+    """Something that watches a store's files (the resident server) and can vouch that none
+    changed since a sync it saw start, so a read need not stat every file to know."""
+
+    def vouches(self, root: Path, archive: bool) -> bool: ...
+
+    def sync_started(self, root: Path, archive: bool) -> object: ...
+
+    def sync_finished(self, token: object, complete: bool) -> None: ...
+
+
+_guard: FreshnessGuard | None = None
+
+
+def set_freshness_guard(guard: FreshnessGuard | None) -> None:
+    global _guard
+    _guard = guard
+
+
 def sync_index(
     store: Store, rebuild: bool = False, progress: Progress | None = None, archive: bool = False
 ) -> SyncReport:
@@ -112,6 +133,24 @@ def sync_index(
 
     `archive` selects the separate index over archive/; the main one never holds archived files.
     """
+    guard = _guard
+    if guard is None:
+        return _sync_index(store, rebuild, progress, archive)
+    if not rebuild and guard.vouches(store.root, archive):
+        report = SyncReport()
+        if _matches_stamp(store, None, open_index(store, archive), archive, report):
+            return report
+    token = guard.sync_started(store.root, archive)
+    report = _sync_index(store, rebuild, progress, archive)
+    # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
+    stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
+    guard.sync_finished(token, complete=stamp.get("problems", []) == report.problems)
+    return report
+
+
+def _sync_index(
+    store: Store, rebuild: bool, progress: Progress | None, archive: bool
+) -> SyncReport:
     report = SyncReport()
     stats = indexed_files(store, archive)
     index = open_index(store, archive)
@@ -150,17 +189,19 @@ def sync_index(
 
 
 def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bool:
-    """True, with the report filled in, when every file is as the last sync left it."""
+    """True, with the report filled in, when every file is as the last sync left it.
+
+    `stats` None: a freshness guard vouched for the files, so they are not compared."""
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
     embedding = store.settings.embedding
     current = (embedding.model, embedding.dimension, INDEX_RECIPE)
     if not stamp or (stamp.get("model"), stamp.get("dim"), stamp.get("recipe")) != current:
         return False
-    if stamp.get("fingerprint") != stat_fingerprint(
+    if stats is not None and stamp.get("fingerprint") != stat_fingerprint(
         {p: (s.mtime_ns, s.size) for p, s in stats.items()}
     ):
         return False
-    if stats and not index.exists():
+    if (stamp.get("unchanged") if stats is None else stats) and not index.exists():
         return False
     report.unchanged = int(stamp.get("unchanged") or 0)
     report.problems = list(stamp.get("problems") or [])

@@ -1,0 +1,150 @@
+"""Run a client's command line inside the resident server, exactly as `memctl` would have.
+
+The server (memctl.server.daemon) hands each request here. The command runs through the same
+click command tree with the client's argv, working directory, environment and standard input;
+its standard output and error are captured in the order written, through text streams with the
+client's encodings that report the client's `isatty()`, and the rich consoles are rebuilt for
+the client's terminal size. That is what makes the output byte-identical to the in-process run.
+These are process-wide settings, so the server runs one command at a time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import sys
+import traceback
+from types import SimpleNamespace
+from typing import Any
+
+# Modules the hot commands import on first use; importing them at start-up keeps that cost off
+# the first request.
+WARM_MODULES = (
+    "memctl.agents.claude_code_events",
+    "memctl.agents.hook_runner",
+    "memctl.agents.claude_code",
+    "memctl.core.quality",
+    "memctl.service.memories.add",
+    "memctl.service.memories.redaction",
+    "memctl.service.retrieval.context",
+    "memctl.service.retrieval.recall",
+)
+
+
+class _Tap(io.RawIOBase):
+    """The bytes side of a captured stream: appends (stream number, bytes) to a shared list."""
+
+    def __init__(self, number: int, chunks: list[tuple[int, bytes]], isatty: bool):
+        super().__init__()
+        self.number, self.chunks, self._isatty = number, chunks, isatty
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.chunks.append((self.number, bytes(data)))
+        return len(data)
+
+    def isatty(self) -> bool:
+        return self._isatty
+
+
+class _Input(io.BytesIO):
+    def __init__(self, data: bytes, isatty: bool):
+        super().__init__(data)
+        self._isatty = isatty
+
+    def isatty(self) -> bool:
+        return self._isatty
+
+
+def _text(raw: io.IOBase, facts: dict[str, Any], write_through: bool) -> io.TextIOWrapper:
+    return io.TextIOWrapper(
+        raw,  # type: ignore[arg-type]
+        encoding=facts.get("encoding") or "utf-8",
+        errors=facts.get("errors") or "strict",
+        write_through=write_through,
+    )
+
+
+def _size(facts: dict[str, Any]) -> tuple[int, int]:
+    return int(facts.get("width") or 80), int(facts.get("height") or 25)
+
+
+def _replace_environ(wanted: dict[str, str]) -> None:
+    """Make os.environ equal `wanted`, touching only what differs (each change is a putenv)."""
+    for key in [key for key in os.environ if key not in wanted]:
+        del os.environ[key]
+    for key, value in wanted.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
+
+
+def merged(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """Adjacent writes to one stream joined: fewer, larger blobs on the wire."""
+    out: list[tuple[int, bytes]] = []
+    for number, data in chunks:
+        if out and out[-1][0] == number:
+            out[-1] = (number, out[-1][1] + data)
+        elif data:
+            out.append((number, data))
+    return out
+
+
+class ResidentCommands:
+    """memctl.server.daemon.CommandRunner over the typer app of memctl.cli.app."""
+
+    def __init__(self) -> None:
+        self._command: Any = None
+
+    def prepare(self) -> None:
+        import typer
+
+        from memctl.cli.app import build_app
+
+        self._command = typer.main.get_command(build_app())
+        for name in WARM_MODULES:
+            importlib.import_module(name)
+
+    def run(self, request: dict[str, Any], stdin: bytes) -> tuple[int, list[tuple[int, bytes]]]:
+        from memctl.cli import output
+
+        streams = request.get("streams") or {}
+        out_facts, err_facts = streams.get("stdout") or {}, streams.get("stderr") or {}
+        in_facts = streams.get("stdin") or {}
+        chunks: list[tuple[int, bytes]] = []
+        saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr, sys.argv)
+        try:
+            os.chdir(request["cwd"])
+            _replace_environ(request.get("env") or {})
+            sys.stdin = _text(_Input(stdin, bool(in_facts.get("isatty"))), in_facts, False)
+            sys.stdout = _text(_Tap(1, chunks, bool(out_facts.get("isatty"))), out_facts, True)
+            sys.stderr = _text(_Tap(2, chunks, bool(err_facts.get("isatty"))), err_facts, True)
+            sys.argv = [request.get("argv0") or "memctl", *request["argv"]]
+            output.fit_consoles(_size(out_facts), _size(err_facts))
+            code = self._invoke(request)
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+        finally:
+            cwd, environ, sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
+            _replace_environ(environ)
+            os.chdir(cwd)
+            output.fit_consoles(None, None)
+        return code, merged(chunks)
+
+    def _invoke(self, request: dict[str, Any]) -> int:
+        from click.utils import _detect_program_name
+
+        from memctl.cli.app import exit_code
+
+        main = SimpleNamespace(__package__=request.get("main_package"))
+        prog = _detect_program_name(request.get("argv0") or "memctl", _main=main)  # type: ignore[arg-type]
+        try:
+            self._command.main(args=list(request["argv"]), prog_name=prog, standalone_mode=True)
+            return 0
+        except SystemExit as exc:
+            return exit_code(exc)
+        except BaseException:  # noqa: BLE001 - what the interpreter would print, then exit 1
+            traceback.print_exc()
+            return 1

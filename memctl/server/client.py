@@ -1,0 +1,345 @@
+"""The thin client: hand a hot command to the store's resident server and print its answer.
+
+`memctl` calls `run_via_server(argv)` before it builds the typer app. It returns the exit code
+when the server answered, or None when the command should run in-process as it always did:
+the server is off (`server.auto: false`, MEMCTL_NO_SERVER=1), not running yet (one is started
+in the background for the next call), busy being replaced, dead or hung. Nothing here imports
+typer, rich, yaml, lancedb, lance, onnxruntime or fastembed; the socket is the C `_socket`
+module (the `socket` wrapper costs ~10 ms to import).
+"""
+
+from __future__ import annotations
+
+import _socket
+import io
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from memctl.server import location
+from memctl.server.identity import code_identity
+from memctl.server.protocol import PROTOCOL, recv_message, send_message
+
+SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
+GLOBAL_OPTIONS_WITH_VALUE = ("--store", "-s")
+CONNECT_TIMEOUT_S = 0.2
+ACCEPT_TIMEOUT_S = 2.0  # the server accepts from its connection thread, whatever else it runs
+REPLY_TIMEOUT_S = 300.0  # the command itself: generous (a write may wait its turn), but bounded
+# A hook must answer inside Claude Code's timeout (see agents.claude_code.HOOK_SPECS): past
+# these it prints nothing and exits 0, as a hook that overruns in-process does.
+HOOK_REPLY_TIMEOUT_S = {
+    "session-start": 13.0,
+    "user-prompt-submit": 8.0,
+    "pre-compact": 55.0,
+    "session-end": 27.0,
+}
+STARTING_GRACE_S = 30.0  # a start marker older than this belongs to a start that failed
+LOG_ROTATE_BYTES = 1024 * 1024
+
+
+class CommandLine:
+    """What the client needs from argv: the command word, `--store`, and its arguments."""
+
+    def __init__(self, argv: list[str]):
+        self.argv = argv
+        self.store: str | None = None
+        self.name: str | None = None
+        self.rest: list[str] = []
+        position = 0
+        while position < len(argv):
+            arg = argv[position]
+            if arg in GLOBAL_OPTIONS_WITH_VALUE:
+                self.store = argv[position + 1] if position + 1 < len(argv) else None
+                position += 2
+            elif arg.startswith("--store="):
+                self.store, position = arg.split("=", 1)[1], position + 1
+            elif arg.startswith("-s") and not arg.startswith("--"):
+                self.store, position = arg[2:], position + 1
+            elif arg.startswith("-"):
+                position += 1
+            else:
+                self.name, self.rest = arg, argv[position + 1 :]
+                break
+
+    @property
+    def served(self) -> bool:
+        if self.name not in SERVED_COMMANDS or "--help" in self.rest:
+            return False
+        # Why: `hook git` and `hook ingest` are not on an agent's hot path.
+        return self.name != "hook" or self.rest[:1] == ["claude-code"]
+
+    @property
+    def reads_stdin(self) -> bool:
+        return self.name == "hook" or (self.name == "add" and "-" in self.rest)
+
+    @property
+    def hook_event(self) -> str:
+        events = [arg for arg in self.rest[1:] if not arg.startswith("-")]
+        return events[0] if events else ""
+
+
+def run_via_server(argv: list[str]) -> int | None:
+    """The exit code of `memctl ARGV` answered by the store's server; None: run it in-process."""
+    if location.server_disabled(os.environ):
+        return None
+    command = CommandLine(argv)
+    if not command.served:
+        return None
+    root: Path | None = None
+    try:
+        stdin = _take_stdin(command)
+        root = _store_root(command, stdin)
+        if root is None:
+            return None
+        raw_config = location.config_bytes(root)
+        if not location.server_auto(raw_config, root):
+            return None
+        path = location.socket_path(root, os.environ)
+        sock = _connect(path)
+        if sock is None:
+            start_server(root)
+            return None
+        try:
+            return _exchange(sock, command, root, stdin, location.config_digest(raw_config))
+        finally:
+            sock.close()
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, the in-process path answers
+        if root is not None:
+            note(root, f"client: {type(exc).__name__}: {exc}; ran `{command.name}` in-process")
+        return None
+
+
+def _exchange(sock, command: CommandLine, root: Path, stdin: bytes, config: str) -> int | None:
+    header = {
+        "op": "run",
+        "protocol": PROTOCOL,
+        "code": code_identity(),
+        "config": config,
+        "argv": command.argv,
+        "argv0": sys.argv[0] if sys.argv else "memctl",
+        "main_package": getattr(sys.modules.get("__main__"), "__package__", None),
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "streams": terminal_facts(os.environ),
+    }
+    send_message(sock, header, (stdin,))
+    sock.settimeout(ACCEPT_TIMEOUT_S)
+    try:
+        answer, _ = recv_message(sock)
+    except (TimeoutError, ConnectionError, OSError) as exc:
+        note(root, f"client: the server did not accept `{command.name}` ({exc}); ran in-process")
+        start_server(root)  # Why: a hung server is replaced by the one this starts
+        return None
+    if answer.get("accepted") is not True:
+        note(root, f"client: server declined ({answer.get('reason')}); ran in-process")
+        start_server(root)  # the declining server is on its way out; this is its successor
+        return None
+    timeout = REPLY_TIMEOUT_S
+    if command.name == "hook":
+        timeout = HOOK_REPLY_TIMEOUT_S.get(command.hook_event, 8.0)
+    sock.settimeout(timeout)
+    try:
+        result, blobs = recv_message(sock)
+    except (TimeoutError, ConnectionError, OSError) as exc:
+        if command.name == "hook":
+            _log_hook(root, command.hook_event, f"resident server gave no answer ({exc})")
+            return 0  # the hook rule: exit 0, print nothing
+        note(root, f"client: no answer to `{command.name}` ({exc}); ran in-process")
+        start_server(root)
+        return None
+    return _print_result(result, blobs)
+
+
+def _print_result(result: dict[str, Any], blobs: list[bytes]) -> int:
+    code = int(result.get("exit", 1))
+    for stream_number, data in zip(result.get("streams") or [], blobs, strict=False):
+        stream = sys.stdout if stream_number == 1 else sys.stderr
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+            stream.buffer.write(data)
+            stream.buffer.flush()
+        except (OSError, ValueError, AttributeError):  # a closed pipe: the reader is gone
+            code = code or 1
+    return code
+
+
+def terminal_facts(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """Per standard stream: is it a terminal, its encoding, and the size rich would give it.
+
+    rich sizes a console from the first of fds 0, 1, 2 that is a terminal, then COLUMNS/LINES,
+    else 80x25; a dumb terminal is 80x25. The server builds its consoles from these facts.
+    """
+    width = height = None
+    for fd in (0, 1, 2):
+        try:
+            width, height = os.get_terminal_size(fd)
+            break
+        except (OSError, ValueError):
+            continue
+    columns, lines = env.get("COLUMNS", ""), env.get("LINES", "")
+    width = int(columns) if columns.isdigit() else width
+    height = int(lines) if lines.isdigit() else height
+    facts: dict[str, dict[str, Any]] = {}
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout), ("stderr", sys.stderr)):
+        isatty = _isatty(stream)
+        dumb = isatty and env.get("TERM", "").lower() in ("dumb", "unknown")
+        facts[name] = {
+            "isatty": isatty,
+            "encoding": getattr(stream, "encoding", None) or "utf-8",
+            "errors": getattr(stream, "errors", None) or "strict",
+            "width": 80 if dumb else (width or 80),
+            "height": 25 if dumb else (height or 25),
+        }
+    return facts
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):
+        return False
+
+
+def _take_stdin(command: CommandLine) -> bytes:
+    """Read what the command would read from standard input, and leave an identical stand-in
+    so an in-process fallback reads the same bytes."""
+    stream = sys.stdin
+    if not command.reads_stdin or stream is None:
+        return b""
+    if command.name == "hook" and _isatty(stream):
+        return b""  # the hook reads no terminal (cli.commands.hook._read_stdin)
+    buffer: BinaryIO | None = getattr(stream, "buffer", None)
+    try:
+        data = buffer.read() if buffer is not None else stream.read().encode()
+    except (OSError, ValueError):
+        data = b""
+    sys.stdin = io.TextIOWrapper(
+        io.BytesIO(data),
+        encoding=getattr(stream, "encoding", None) or "utf-8",
+        errors=getattr(stream, "errors", None) or "strict",
+    )
+    return data
+
+
+def _store_root(command: CommandLine, stdin: bytes) -> Path | None:
+    env = os.environ
+    cwd = Path.cwd()
+    if command.name != "hook" or command.store or env.get("MEMCTL_STORE"):
+        return location.find_store_root(command.store, cwd, env)
+    # As agents.claude_code_events.find_hook_store: the payload's cwd, the project, the process.
+    places = []
+    try:
+        import json
+
+        payload = json.loads(stdin.decode("utf-8")) if stdin.strip() else {}
+        if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
+            places.append(payload["cwd"])
+    except ValueError:
+        pass
+    places += [env.get("CLAUDE_PROJECT_DIR", ""), str(cwd)]
+    for place in places:
+        if place:
+            root = location.find_store_root(None, Path(place), env)
+            if root is not None:
+                return root
+    return None
+
+
+def _connect(path: Path):
+    """A connected socket, or None when no server listens there."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT_S)
+    try:
+        sock.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError, TimeoutError, OSError):
+        sock.close()
+        return None
+    return sock
+
+
+def start_server(root: Path) -> bool:
+    """Start `memctl serve` for this store, detached, logging to .state/server.log, unless
+    another client started one moments ago. True if one was started."""
+    marker = location.starting_marker(root)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            if time.time() - marker.stat().st_mtime < STARTING_GRACE_S:
+                return False
+            marker.unlink(missing_ok=True)
+            handle = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.write(handle, str(os.getpid()).encode())
+        os.close(handle)
+    except OSError:
+        return False  # a read-only store, or another client won the race
+    import subprocess
+
+    log = location.log_path(root)
+    _rotate(log)
+    env = {k: v for k, v in os.environ.items() if k != "MEMCTL_NO_SERVER"}
+    with open(log, "ab") as output:
+        subprocess.Popen(
+            [sys.executable, "-m", "memctl", "--store", str(root), "serve"],
+            cwd=str(root),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return True
+
+
+def _rotate(log: Path) -> None:
+    try:
+        if log.stat().st_size > LOG_ROTATE_BYTES:
+            log.replace(log.with_name(log.name + ".1"))
+    except OSError:
+        pass
+
+
+def note(root: Path, message: str) -> None:
+    """One line in .state/server.log; never raises."""
+    try:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with open(location.log_path(root), "a", encoding="utf-8") as log:
+            log.write(f"{stamp} pid={os.getpid()} {message}\n")
+    except OSError:
+        pass
+
+
+def _log_hook(root: Path, event: str, message: str) -> None:
+    """The entry agents.hook_runner.log_hook_error writes, in the same hooks.log."""
+    try:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        with open(location.state_dir(root) / "hooks.log", "a", encoding="utf-8") as log:
+            log.write(f"{stamp} {event or '?'} session=-: {message}; printed nothing\n")
+    except OSError:
+        pass
+
+
+def request(
+    root: Path, header: dict[str, Any], timeout: float = 5.0, path: str | None = None
+) -> dict[str, Any] | None:
+    """A control request (status, stop) to the store's server (at `path` if given); None when
+    none answers."""
+    sock = _connect(Path(path) if path else location.socket_path(root, os.environ))
+    if sock is None:
+        return None
+    try:
+        sock.settimeout(timeout)
+        send_message(sock, {"protocol": PROTOCOL, **header})
+        answer, _ = recv_message(sock)
+        return answer
+    except (TimeoutError, ConnectionError, OSError, ValueError):
+        return None
+    finally:
+        sock.close()

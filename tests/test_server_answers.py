@@ -1,0 +1,183 @@
+"""The resident server answers exactly as the in-process path does, sees hand edits at once,
+and its client imports nothing heavy. Real server processes on real stores in tmp dirs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from server_support import (
+    memctl,
+    memctl_env,
+    running_pid,
+    start_server,
+    status,
+    stop_everything,
+    wait_for_server,
+)
+
+from memctl import service
+
+pytestmark = pytest.mark.resident_server
+
+NOTES = [
+    ("We deploy with make release, then promote the rollout with argo", ["deploy"]),
+    ("Use pnpm, never npm, for the frontend packages", ["frontend"]),
+    ("Database migrations run with alembic upgrade head before each deploy", ["database"]),
+    ("The staging cluster is reset every Sunday night at 02:00 UTC", ["staging"]),
+    ("Error TW-E4012 means the payment webhook secret rotated; re-sync it from vault", ["ops"]),
+    ("Prefer small pull requests with one reviewer from the owning team", ["review"]),
+]
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    store = service.init_store(root)
+    for text, tags in NOTES:
+        service.add_memory(store, text, tags=tags)
+    server = start_server(store.root, tmp_path / "serve.log")
+    yield root
+    stop_everything(store.root)
+    server.wait(timeout=60)
+
+
+def both_ways(project: Path, *args: str, stdin: bytes | None = None):
+    """The same command in-process (MEMCTL_NO_SERVER=1) and through the server."""
+    requests_before = status(project / ".memory")["requests"]
+    cold = memctl(*args, cwd=project, server=False, stdin=stdin)
+    warm = memctl(*args, cwd=project, server=True, stdin=stdin)
+    assert status(project / ".memory")["requests"] == requests_before + 1, "the server answered"
+    return cold, warm
+
+
+def assert_same(cold: subprocess.CompletedProcess, warm: subprocess.CompletedProcess) -> None:
+    assert warm.returncode == cold.returncode, (cold.stderr, warm.stderr)
+    assert warm.stdout == cold.stdout
+    assert warm.stderr == cold.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("recall", "how do we ship to production"),
+        ("recall", "how do we ship to production", "--json"),
+        ("recall", "TW-E4012", "--format", "context"),
+        ("recall", "package manager", "-k", "2", "--tag", "frontend"),
+        ("context", "database migration", "--budget", "300"),
+        ("context", "--json"),
+        ("index", "--json"),
+        ("recall", "anything", "--format", "yaml"),  # a usage error: same words, same exit code
+        ("recall",),  # a missing argument: click's usage message, exit 2
+    ],
+)
+def test_warm_answers_are_byte_identical_to_in_process(project, args):
+    cold, warm = both_ways(project, *args)
+    assert_same(cold, warm)
+
+
+def test_the_prompt_hook_answers_the_same_json_warm(project):
+    def prompt(session: str) -> bytes:
+        return json.dumps(
+            {
+                "session_id": session,
+                "transcript_path": str(project / "t.jsonl"),
+                "cwd": str(project),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "How do we deploy the release to production?",
+            }
+        ).encode()
+
+    requests_before = status(project / ".memory")["requests"]
+    args = ("hook", "claude-code", "user-prompt-submit")
+    # Why two sessions: a session is never shown the same memory twice.
+    cold = memctl(*args, cwd=project, server=False, stdin=prompt("cold-session"))
+    warm = memctl(*args, cwd=project, server=True, stdin=prompt("warm-session"))
+    assert status(project / ".memory")["requests"] == requests_before + 1
+    assert_same(cold, warm)
+    context = json.loads(warm.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "make release" in context
+
+
+def test_add_through_the_server_writes_the_file_before_it_answers(project):
+    added = memctl(
+        "add", "Feature flags live in flags.yaml, reviewed weekly", "--json", cwd=project
+    )
+    assert added.returncode == 0, added.stderr
+    result = json.loads(added.stdout)
+    assert (
+        Path(result["path"])
+        .read_text()
+        .endswith("\n\nFeature flags live in flags.yaml, reviewed weekly\n")
+    )
+    from_stdin = memctl("add", "-", cwd=project, stdin=b"On-call swaps are posted in #oncall")
+    assert from_stdin.returncode == 0 and from_stdin.stdout.startswith(b"Added ")
+    found = memctl("recall", "where are feature flags", "--json", cwd=project, server=False)
+    assert json.loads(found.stdout)[0]["id"] == result["id"]
+    refused = both_ways(project, "add", "ok thanks")
+    assert_same(*refused)
+    assert refused[1].returncode == 3
+
+
+def test_a_hand_edit_is_seen_by_the_next_warm_recall(project):
+    store = project / ".memory"
+    note = store / "semantic" / "zebra-note.md"
+    note.write_text("The zebrafish fixture lives in tests/fixtures/zebrafish.json\n")
+    found = memctl("recall", "zebrafish fixture", "--json", cwd=project)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)[0]["path"] == str(note)
+
+    note.write_text("The okapi fixture replaced it: tests/fixtures/okapi.json\n")
+    found = json.loads(memctl("recall", "okapi fixture", "--json", cwd=project).stdout)
+    assert found[0]["path"] == str(note) and "okapi" in found[0]["body"]
+
+    note.unlink()
+    found = json.loads(memctl("recall", "okapi fixture", "--json", cwd=project).stdout)
+    assert str(note) not in [hit["path"] for hit in found]
+    assert running_pid(store) is not None  # all of it answered by the one server
+
+
+def test_the_client_path_imports_nothing_heavy(project):
+    code = (
+        "import atexit, sys\n"
+        "heavy = ('typer', 'click', 'rich', 'yaml', 'lancedb', 'lance', 'pyarrow', 'numpy',\n"
+        "         'onnxruntime', 'fastembed', 'tokenizers', 'litellm')\n"
+        "atexit.register(lambda: print('LOADED', [m for m in heavy if m in sys.modules]))\n"
+        "sys.argv = ['memctl', 'recall', 'how do we deploy', '--json']\n"
+        "from memctl.cli.app import main\n"
+        "main()\n"
+    )
+    before = status(project / ".memory")["requests"]
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=project,
+        env=memctl_env(True),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert status(project / ".memory")["requests"] == before + 1
+    assert json.loads(done.stdout.rsplit("LOADED", 1)[0])[0]["title"].startswith("We deploy")
+    assert done.stdout.rsplit("LOADED", 1)[1].strip() == "[]"
+
+
+def test_status_reports_the_contract_keys_and_stop_stops(project):
+    store = project / ".memory"
+    shown = memctl("server", "status", "--json", cwd=project)
+    data = json.loads(shown.stdout)
+    assert set(data) == {"running", "pid", "socket", "version", "uptime_s", "requests", "store"}
+    assert data["running"] is True and data["store"] == str(store)
+    assert data["socket"] == str(store / ".state" / "server.sock")
+    stopped = memctl("server", "stop", cwd=project)
+    assert stopped.returncode == 0 and f"pid {data['pid']}".encode() in stopped.stdout
+    after = json.loads(memctl("server", "status", "--json", cwd=project).stdout)
+    assert after["running"] is False and after["pid"] is None
+    assert not (store / ".state" / "server.sock").exists()
+    # the next hot command answers in-process and starts a new server for the call after it
+    found = memctl("recall", "deploy", "--json", cwd=project)
+    assert found.returncode == 0 and json.loads(found.stdout)
+    assert wait_for_server(store, not_pid=data["pid"]) != data["pid"]

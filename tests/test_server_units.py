@@ -1,0 +1,94 @@
+"""The resident server's small parts, without a server: the client's config reader agrees with
+memctl.config, command lines are read as typer reads them, the wire format keeps bytes exact."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from memctl.config import load_config
+from memctl.server import location
+from memctl.server.client import CommandLine
+from memctl.server.protocol import recv_message, send_message
+
+TEMPLATE = (Path(__file__).resolve().parents[1] / "templates" / "config.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "recall:\n  k: 3\n",
+        TEMPLATE,
+        TEMPLATE.replace("  auto: true ", "  auto: false"),
+        "server:\n  idle_minutes: 5\n  auto: no   # off for this repo\n",
+        "server:\n\n  # comment\n  auto: 'false'\nrecall: {k: 2}\n",
+        "server: {auto: false, idle_minutes: 3}\n",
+        "server: {idle_minutes: 3}\n",
+        "server:\n  auto: true\nserver:\n  auto: false\n",  # repeated key: the last wins
+        "server:\n  auto: 0\n",
+        "server:\n  auto: off\n",
+        "servers:\n  auto: false\n",
+        "server:\n  nested:\n    auto: false\n",
+        "server: [1, 2]\n",
+    ],
+)
+def test_the_clients_server_auto_agrees_with_the_config(tmp_path, text):
+    (tmp_path / "config.yaml").write_text(text)
+    section = load_config(tmp_path).get("server")
+    expected = not (isinstance(section, dict) and not section.get("auto", True))
+    assert location.server_auto(text.encode(), tmp_path) is expected
+
+
+def test_command_lines_are_read_like_typer_reads_them():
+    line = CommandLine(["--store", "/tmp/s", "recall", "q", "-k", "3"])
+    assert (line.name, line.store, line.rest, line.served) == (
+        "recall",
+        "/tmp/s",
+        ["q", "-k", "3"],
+        True,
+    )
+    assert CommandLine(["-s/tmp/s", "add", "-"]).reads_stdin
+    assert CommandLine(["--store=/x", "context"]).store == "/x"
+    assert not CommandLine(["list"]).served
+    assert not CommandLine(["recall", "--help"]).served
+    assert CommandLine(["hook", "claude-code", "user-prompt-submit"]).served
+    assert (
+        CommandLine(["hook", "claude-code", "--plain", "session-start"]).hook_event
+        == "session-start"
+    )
+    assert not CommandLine(["hook", "git", "pre-commit"]).served
+    assert CommandLine([]).name is None
+
+
+def test_a_long_store_path_gets_a_hashed_socket_in_a_private_folder(tmp_path):
+    short = tmp_path / ".memory"
+    assert location.socket_path(short, {}) == short / ".state" / "server.sock"
+    long_root = tmp_path / ("x" * 120) / ".memory"
+    runtime = tmp_path / "run"
+    runtime.mkdir()
+    path = location.socket_path(long_root, {"XDG_RUNTIME_DIR": str(runtime)})
+    assert path.parent == runtime / "memctl" and len(os.fsencode(path)) <= 107
+    assert location.private_socket_dir(path)
+    assert (path.parent.stat().st_mode & 0o777) == 0o700
+    other = location.socket_path(
+        tmp_path / ("y" * 120) / ".memory", {"XDG_RUNTIME_DIR": str(runtime)}
+    )
+    assert other != path
+    os.chmod(path.parent, 0o755)  # readable by others: refused
+    assert not location.private_socket_dir(path)
+
+
+def test_messages_carry_any_bytes_exactly():
+    left, right = socket.socketpair()
+    with left, right:
+        blobs = (b"\xff\xfe not utf-8 \x00", b"", "é\n".encode() * 1000)
+        send_message(left, {"op": "run", "argv": ["recall", "ü"]}, blobs)
+        header, received = recv_message(right)
+        assert header["argv"] == ["recall", "ü"] and tuple(received) == blobs
+        left.close()
+        with pytest.raises(ConnectionError):
+            recv_message(right)
