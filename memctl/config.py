@@ -201,7 +201,7 @@ class ContextSettings:
 @dataclass(frozen=True)
 class ServerSettings:  # the resident server (memctl serve) the hot commands talk to
     auto: bool = setting(True)  # hot commands start one in the background when none runs
-    idle_minutes: float = setting(30.0, above=0)  # it leaves after this long without a request
+    idle_minutes: float = setting(30.0, at_least=0)  # it leaves this long after a request; 0 never
 
 
 @dataclass(frozen=True)

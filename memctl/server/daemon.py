@@ -76,8 +76,7 @@ class ResidentServer:
         self.store = store
         self.root = store.root.resolve()
         self.runner = runner
-        settings = store.section("server")
-        minutes = settings.get("idle_minutes", 30) if idle_minutes is None else idle_minutes
+        minutes = store.settings.server.idle_minutes if idle_minutes is None else idle_minutes
         self.idle_s = float(minutes or 0) * 60  # 0: never idle out
         self.code = code_identity()
         self.config = location.config_digest(location.config_bytes(self.root))
