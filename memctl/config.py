@@ -17,6 +17,7 @@ INDEX_DIRNAME = ".index"
 STATE_DIRNAME = ".state"
 ARCHIVE_DIRNAME = "archive"
 PRIVATE_DIRNAME = "private"
+USER_STORE_ENV = "MEMCTL_USER_STORE"
 
 DEFAULTS: dict[str, Any] = {
     "embedding": {"model": "all-MiniLM-L6-v2-int8", "batch_size": 64, "threads": None},
@@ -96,6 +97,14 @@ DEFAULTS: dict[str, Any] = {
         "recent_turns": 6,
         # Share of the budget each section may use before it must shrink first.
         "split": {"task": 0.2, "session": 0.35, "memories": 0.3, "facts": 0.15},
+    },
+    # Where extraction and the hooks write a memory when a user store exists (see core/routing).
+    "routing": {
+        "user_types": ["preference", "profile"],  # about the person: always the user store
+        "project_types": ["procedural", "episodic", "knowledge"],  # always the project store
+        # Other types go to the user store when the text is about the person ("I", "my",
+        # "the user") and names nothing of the code or the team; else to the project.
+        "about_user": True,
     },
 }
 
@@ -185,7 +194,39 @@ def open_store(
 ) -> Store:
     env = dict(os.environ) if env is None else env
     root = find_store(explicit, cwd, env)
-    config = load_config(root)
+    return Store(root=root, config=_with_env(load_config(root), env), env=env)
+
+
+def _with_env(config: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     if env.get("MEMCTL_LLM_MODEL"):
         config = deep_merge(config, {"llm": {"model": env["MEMCTL_LLM_MODEL"]}})
-    return Store(root=root, config=config, env=env)
+    return config
+
+
+def user_store_path(env: dict[str, str] | None = None) -> Path:
+    """Where the person's own store lives: MEMCTL_USER_STORE, else $XDG_DATA_HOME/memctl,
+    else ~/.local/share/memctl. It need not exist."""
+    env = dict(os.environ) if env is None else env
+    if env.get(USER_STORE_ENV):
+        return Path(env[USER_STORE_ENV]).expanduser().resolve()
+    data_home = env.get("XDG_DATA_HOME")
+    if data_home and Path(data_home).is_absolute():  # Why: the XDG spec ignores relative paths
+        return (Path(data_home) / "memctl").resolve()
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    return (home / ".local" / "share" / "memctl").resolve()
+
+
+def open_user_store(
+    env: dict[str, str] | None = None, besides: Store | None = None
+) -> Store | None:
+    """The user store when it exists (created by `memctl init --user`), else None.
+
+    None too when it is the store `besides` itself: one store read twice is not two stores.
+    """
+    env = dict(os.environ) if env is None else env
+    root = user_store_path(env)
+    if not (root / "config.yaml").is_file():
+        return None
+    if besides is not None and besides.root.resolve() == root:
+        return None
+    return Store(root=root, config=_with_env(load_config(root), env), env=env)

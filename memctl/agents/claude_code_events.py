@@ -17,7 +17,7 @@ from typing import Any
 
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.ingest import ingest_transcript
-from memctl.config import Store, open_store
+from memctl.config import Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.retrieval.context import context_block
@@ -71,10 +71,12 @@ def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: 
 # --- SessionStart ---------------------------------------------------------------------------
 
 
-def session_start_context(store: Store, payload: HookPayload) -> str:
+def session_start_context(
+    store: Store, payload: HookPayload, user_store: Store | None = None
+) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
     budget = int(hook_settings(store).get("session_start_budget", 1500))
-    markdown, shown = context_block(store, budget, payload.session_id)
+    markdown, shown = context_block(store, budget, payload.session_id, user_store=user_store)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     _remember_shown(store, payload.session_id, shown, reset=True)
     return markdown
@@ -83,19 +85,22 @@ def session_start_context(store: Store, payload: HookPayload) -> str:
 # --- UserPromptSubmit -----------------------------------------------------------------------
 
 
-def prompt_context(store: Store, payload: HookPayload) -> str:
+def prompt_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
     """A few memories relevant to the prompt and not yet shown in this session; "" if none."""
     settings = hook_settings(store)
     if is_trivial_prompt(payload.prompt, int(settings.get("prompt_min_chars", 12))):
         return ""
-    from memctl.service.retrieval.recall import recall
+    from memctl.service.retrieval.federated import federated_recall
 
     k = int(settings.get("prompt_k", 3))
     query = payload.prompt.strip()[:2000]
-    hits = recall(store, query, k=k * 3)
+    stores = [("project", store)] + ([("user", user_store)] if user_store is not None else [])
+    hits = federated_recall(stores, query, k=k * 3)
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     fresh = [hit for hit in hits if hit.id not in shown]
-    relevant = related_hits(store, query, fresh, float(settings.get("prompt_min_similarity", 0.3)))
+    relevant = related_hits(
+        store, query, fresh, float(settings.get("prompt_min_similarity", 0.3)), user_store
+    )
     items = [BlockItem(h.id, h.title, h.type, h.body) for h in relevant[:k]]
     block = fit_block(PROMPT_HEADING, items, int(settings.get("prompt_budget", 400)))
     if block.shown:
@@ -103,21 +108,30 @@ def prompt_context(store: Store, payload: HookPayload) -> str:
     return block.markdown
 
 
-def related_hits(store: Store, query: str, hits: list, min_similarity: float) -> list:
+def related_hits(
+    store: Store, query: str, hits: list, min_similarity: float, user_store: Store | None = None
+) -> list:
     """Hits whose stored vector is close enough to the query's.
 
     Recall always returns its nearest neighbours, related or not; a prompt hook must stay
     quiet instead. A hit that also matched words of the prompt needs only half the similarity.
+    A hit tagged `store: user` is looked up in `user_store`.
     """
     if not hits:
         return []
     from memctl.service.retrieval.indexing import open_index
 
-    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
+    vectors = {
+        label: open_index(where).vectors_for_ids(
+            sorted({hit.id for hit in hits if getattr(hit, "store", "project") == label})
+        )
+        for label, where in (("project", store), ("user", user_store))
+        if where is not None
+    }
     query_vector = _embed_query(query)
     kept = []
     for hit in hits:
-        vector = vectors.get(hit.id)
+        vector = vectors.get(getattr(hit, "store", "project"), {}).get(hit.id)
         if vector is None:
             continue
         similarity = float(vector @ query_vector)
@@ -146,6 +160,7 @@ def capture_transcript(
     *,
     final: bool,
     spawn: Callable[[list[str], Path], None] | None = None,
+    user_store: Store | None = None,
 ) -> None:
     """Hand the transcript to `ingest_transcript`, in a detached process unless configured off.
 
@@ -159,10 +174,17 @@ def capture_transcript(
         "final": final,
         "event": payload.event,
         "queued": time.time(),
+        "user_store": str(user_store.root) if user_store is not None else None,
     }
     background = bool(hook_settings(store).get("background", True))
     if not background or spawn is None:
-        ingest_transcript(store, job["session_id"], Path(job["transcript_path"]), final=final)
+        ingest_transcript(
+            store,
+            job["session_id"],
+            Path(job["transcript_path"]),
+            final=final,
+            user_store=user_store,
+        )
         return
     jobs = store.state_dir / "hooks" / "jobs"
     name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"
@@ -186,29 +208,36 @@ def capture_transcript(
 def run_ingest_job(store: Store, job_path: Path) -> None:
     """The detached half of `capture_transcript`: read the job file, ingest, delete it."""
     job = json.loads(job_path.read_text(encoding="utf-8"))
+    # Why: the job names the user store the hook saw (none after --store-only), so the detached
+    # process writes where the hook would have.
+    user_store = open_user_store(store.env, besides=store) if job.get("user_store") else None
     ingest_transcript(
         store,
         str(job.get("session_id") or ""),
         Path(job["transcript_path"]),
         final=bool(job.get("final")),
+        user_store=user_store,
     )
     job_path.unlink(missing_ok=True)
 
 
 def claude_code_handlers(
-    store: Store, spawn: Callable[[list[str], Path], None] | None
+    store: Store,
+    spawn: Callable[[list[str], Path], None] | None,
+    user_store: Store | None = None,
 ) -> dict[str, Callable[[HookPayload], str | None]]:
-    """Event name -> handler, as `hook_runner.run_hook` takes them."""
+    """Event name -> handler, as `hook_runner.run_hook` takes them. With `user_store`, the
+    context hooks read it too and captured transcripts route what is about the person there."""
 
     def pre_compact(payload: HookPayload) -> None:
-        capture_transcript(store, payload, final=False, spawn=spawn)
+        capture_transcript(store, payload, final=False, spawn=spawn, user_store=user_store)
 
     def session_end(payload: HookPayload) -> None:
-        capture_transcript(store, payload, final=True, spawn=spawn)
+        capture_transcript(store, payload, final=True, spawn=spawn, user_store=user_store)
 
     return {
-        "SessionStart": lambda payload: session_start_context(store, payload),
-        "UserPromptSubmit": lambda payload: prompt_context(store, payload),
+        "SessionStart": lambda payload: session_start_context(store, payload, user_store),
+        "UserPromptSubmit": lambda payload: prompt_context(store, payload, user_store),
         "PreCompact": pre_compact,
         "SessionEnd": session_end,
     }
@@ -223,8 +252,11 @@ def run_claude_code_hook(
     cwd: Path,
     plain: bool = False,
     background: bool = True,
+    store_only: bool = False,
 ) -> str:
-    """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises."""
+    """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises.
+
+    `store_only`: leave the user store out, for reading and for writing."""
     from memctl.agents.claude_code import (
         normalize_payload,
         render_additional_context,
@@ -245,10 +277,11 @@ def run_claude_code_hook(
         log = log_path(store)
         spawn = (lambda argv, where: spawn_detached(argv, where, log)) if background else None
         budget = float((hook_settings(store).get("budgets") or {}).get(spec.slug, spec.budget_s))
+        user_store = None if store_only else open_user_store(store.env, besides=store)
         return run_hook(
             spec.event,
             stdin_text,
-            claude_code_handlers(store, spawn),
+            claude_code_handlers(store, spawn, user_store),
             time_budget_s=min(budget, spec.timeout - 1),
             log_path=log,
             render=lambda name, text: render_additional_context(name, text, plain=plain),

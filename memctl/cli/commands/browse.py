@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
-from memctl.cli.state import current_store
+from memctl.cli.state import current_store, current_stores, store_only_option
 from memctl.core.errors import MemctlError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
@@ -39,25 +39,43 @@ def register(app: typer.Typer) -> None:
         include_archived: bool = typer.Option(
             False, "--include-archived", help="Also list archive/."
         ),
+        store_only: bool = store_only_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
-        """List memories, oldest first."""
-        store = current_store(ctx)
-        listing = list_memories(store, types or None, tags or None, include_archived)
+        """List memories, oldest first (the user store's too, unless --store-only)."""
+        stores = current_stores(ctx, store_only)
+        if len(stores) == 1:
+            store = stores[0][1]
+            listing = list_memories(store, types or None, tags or None, include_archived)
+            labels, roots = [None] * len(listing.memories), [store.root] * len(listing.memories)
+        else:
+            from memctl.service.retrieval.federated import federated_list
+
+            listing = federated_list(stores, types or None, tags or None, include_archived)
+            labels, roots = list(listing.stores), list(listing.roots)
         warn_problems(listing.problems)
         if as_json:
-            print_json([memory_dict(m, store.root / p) for p, m in listing.memories])
+            print_json(
+                [
+                    {**memory_dict(m, root / p), **({"store": label} if label else {})}
+                    for (p, m), label, root in zip(listing.memories, labels, roots, strict=True)
+                ]
+            )
             return
         table = Table(box=None, pad_edge=False)
-        for column in ("id", "type", "title", "tags", "updated"):
+        columns = ["id", "type", "title", "tags", "updated"] + (
+            ["store"] if len(stores) > 1 else []
+        )
+        for column in columns:
             table.add_column(column)
-        for _, memory in listing.memories:
+        for (_, memory), label in zip(listing.memories, labels, strict=True):
             table.add_row(
                 memory.id,
                 memory.type,
                 memory.display_title,
                 ", ".join(memory.tags),
                 memory.updated or "",
+                *([label] if label else []),
             )
         stdout.print(table)
         stdout.print(f"{len(listing.memories)} memories")

@@ -59,6 +59,12 @@ def register(app: typer.Typer) -> None:
         foreground: bool = typer.Option(
             False, "--foreground", help="Ingest transcripts here, not in a detached process."
         ),
+        store_only: bool = typer.Option(
+            False,
+            "--store-only",
+            "--no-user",
+            help="Leave the user store out: read and write only the project store.",
+        ),
     ) -> None:
         """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
         from memctl.agents.claude_code_events import run_claude_code_hook
@@ -71,6 +77,7 @@ def register(app: typer.Typer) -> None:
             cwd=Path.cwd(),
             plain=plain,
             background=not foreground,
+            store_only=store_only,
         )
         if output:
             sys.stdout.write(output if output.endswith("\n") else output + "\n")

@@ -148,6 +148,12 @@ def register(app: typer.Typer) -> None:
             "--command",
             help="How hooks call memctl (default: memctl if on PATH, else this Python).",
         ),
+        store_only: bool = typer.Option(
+            False,
+            "--store-only",
+            "--no-user",
+            help="claude-code: the hooks leave your user store out (read and write the project only).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print what changed as JSON."),
     ) -> None:
         """Install memctl's hooks, keeping every hook and setting that is already there.
@@ -181,7 +187,7 @@ def register(app: typer.Typer) -> None:
         if chain:
             raise UsageError("--chain applies to git only.")
         path = settings_file(chosen_scope(project, local, user))
-        result = claude_code.install_hooks(path, command_prefix=prefix)
+        result = claude_code.install_hooks(path, command_prefix=prefix, store_only=store_only)
         if as_json:
             print_json(
                 {
