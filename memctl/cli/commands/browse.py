@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List memories, oldest first (the user store's too, unless --store-only)."""
         stores = current_stores(ctx, store_only)
+        labels: list[str | None]
         if len(stores) == 1:
             store = stores[0][1]
             listing = list_memories(store, types or None, tags or None, include_archived)

@@ -163,8 +163,8 @@ def register(app: typer.Typer) -> None:
         check_target(target)
         prefix = command or default_command_prefix()
         if target == "git":
-            if project or local or user:
-                raise UsageError("--project/--local/--user apply to claude-code only.")
+            if project or local or user or store_only:
+                raise UsageError("--project/--local/--user/--store-only apply to claude-code only.")
             result = git_hooks.install_git_hooks(
                 git_hooks.repo_root(Path.cwd()), chain=chain, command_prefix=prefix
             )
