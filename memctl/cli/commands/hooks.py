@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from memctl.agents import claude_code, git_hooks
+from memctl.agents import claude_code, git_hooks, merge_driver
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.config import find_store
 from memctl.core.errors import MemctlError, StoreNotFound, UsageError
@@ -35,6 +35,15 @@ def project_root(cwd: Path) -> Path:
         return git_hooks.repo_root(cwd)
     except MemctlError:
         return cwd
+
+
+def store_dir_in(repo: Path) -> str:
+    """The store's folder relative to the repository root (`.memory` when there is none yet)."""
+    try:
+        store = find_store(None, Path.cwd(), env={})
+        return store.resolve().relative_to(repo.resolve()).as_posix()
+    except (StoreNotFound, ValueError):
+        return ".memory"
 
 
 def chosen_scope(project: bool, local: bool, user: bool) -> str:
@@ -83,6 +92,7 @@ def status_report(cwd: Path, home: Path) -> dict:
             "repo": str(repo),
             "hooks_dir": str(git_hooks.hooks_dir(repo)),
             "hooks": git_hooks.git_hooks_status(repo),
+            "merge_driver": merge_driver.merge_driver_status(repo),
         }
     except MemctlError:
         pass
@@ -110,6 +120,7 @@ def print_status(report: dict) -> None:
     else:
         hooks = ", ".join(f"{name}: {state}" for name, state in report["git"]["hooks"].items())
         stdout.print(f"git hooks ({report['git']['hooks_dir']}): {hooks}", markup=False)
+        stdout.print(f"git merge driver: {report['git']['merge_driver']}", markup=False)
     for warning in report["warnings"]:
         stderr.print(f"Warning: {warning}", markup=False)
 
@@ -165,9 +176,9 @@ def register(app: typer.Typer) -> None:
         if target == "git":
             if project or local or user or store_only:
                 raise UsageError("--project/--local/--user/--store-only apply to claude-code only.")
-            result = git_hooks.install_git_hooks(
-                git_hooks.repo_root(Path.cwd()), chain=chain, command_prefix=prefix
-            )
+            repo = git_hooks.repo_root(Path.cwd())
+            result = git_hooks.install_git_hooks(repo, chain=chain, command_prefix=prefix)
+            driver = merge_driver.install_merge_driver(repo, store_dir_in(repo), prefix)
             if as_json:
                 print_json(
                     {
@@ -175,12 +186,22 @@ def register(app: typer.Typer) -> None:
                         "written": result.written,
                         "unchanged": result.unchanged,
                         "chained": result.chained,
+                        "merge_driver": {
+                            "attributes": str(driver.attributes),
+                            "pattern": driver.pattern,
+                            "written": driver.attributes_written or driver.config_written,
+                        },
                     }
                 )
                 return
             stdout.print(
                 f"git hooks in {result.hooks_dir}: written {', '.join(result.written) or 'none'}"
                 + (f"; chained {', '.join(result.chained)}" if result.chained else ""),
+                markup=False,
+            )
+            stdout.print(
+                f"merge driver: {driver.pattern} in {driver.attributes} (commit it so every "
+                "clone that runs `memctl hooks install git` merges memories field by field)",
                 markup=False,
             )
             return
@@ -222,7 +243,10 @@ def register(app: typer.Typer) -> None:
         """Remove memctl's hooks only; other hooks and settings stay as they are."""
         check_target(target)
         if target == "git":
-            removed = git_hooks.uninstall_git_hooks(git_hooks.repo_root(Path.cwd()))
+            repo = git_hooks.repo_root(Path.cwd())
+            removed = git_hooks.uninstall_git_hooks(repo)
+            if merge_driver.uninstall_merge_driver(repo):
+                removed.append("merge driver")
             where = "git hooks"
         else:
             path = settings_file(chosen_scope(project, local, user))
