@@ -98,6 +98,9 @@ DEFAULTS: dict[str, Any] = {
         # Share of the budget each section may use before it must shrink first.
         "split": {"task": 0.2, "session": 0.35, "memories": 0.3, "facts": 0.15},
     },
+    # The index on object storage (store/remote_index.py). Credentials never go here: they come
+    # from the environment or the cloud profile; storage_options holds only what is not secret.
+    "index": {"uri": None, "mode": "local", "storage_options": {}},
     # Where extraction and the hooks write a memory when a user store exists (see core/routing).
     "routing": {
         "user_types": ["preference", "profile"],  # about the person: always the user store

@@ -28,6 +28,7 @@ from memctl.store.index import (
     Manifest,
     MemoryIndex,
 )
+from memctl.store.remote_index import index_settings, layered, local_changes
 
 Progress = Callable[[int, int], None]
 
@@ -53,8 +54,25 @@ def index_texts(memory: Memory) -> list[str]:
 
 
 def open_index(store: Store, archive: bool = False) -> MemoryIndex:
-    """The main index (memories outside archive/), or with `archive` the one over archive/."""
+    """The main index (memories outside archive/), or with `archive` the one over archive/.
+    With `index.mode: remote`, the main index is the published one under the local overlay."""
+    local = _local_index(store, archive)
+    if archive or not remote_mode(store):
+        return local
+    return layered(store.index_dir, local, store.section("index"), _made_with())  # type: ignore[return-value]
+
+
+def _local_index(store: Store, archive: bool = False) -> MemoryIndex:
     return MemoryIndex(store.index_dir, DIMENSION, ARCHIVE_TABLE if archive else TABLE)
+
+
+def remote_mode(store: Store) -> bool:
+    return index_settings(store.section("index"))[1] == "remote"
+
+
+def _made_with() -> dict:
+    """What rows must have been made with to be read by this memctl (checked on a published index)."""
+    return {"model": MODEL_ID, "dim": DIMENSION, "recipe": INDEX_RECIPE}
 
 
 def manifest_name(archive: bool = False) -> str:
@@ -112,7 +130,12 @@ def sync_index(
     """
     report = SyncReport()
     stats = indexed_files(store, archive)
-    index = open_index(store, archive)
+    index = _local_index(store, archive)
+    if not archive and remote_mode(store):
+        # Why: the published index holds everything else; the local table is only the overlay.
+        stats = local_changes(
+            store.root, store.index_dir, store.section("index"), stats, _made_with()
+        )
     if not rebuild and _matches_stamp(store, stats, index, archive, report):
         return report
     manifest = Manifest.load(store.index_dir, manifest_name(archive))
@@ -308,7 +331,9 @@ def _read_quietly(store, relpath: str) -> Memory | None:
 def _embed_rows(store, index, pending, report, progress):
     import numpy as np
 
-    reusable = index.vectors_for(sorted({entry[4] for entry in pending}))
+    # Why: in remote mode a moved file or a front-matter edit reuses the published vector.
+    source = open_index(store) if index.table == TABLE and remote_mode(store) else index
+    reusable = source.vectors_for(sorted({entry[4] for entry in pending}))
     todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
     # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
     todo.sort(key=lambda item: len(item[1]))
