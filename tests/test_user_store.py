@@ -120,6 +120,8 @@ def test_list_shows_both_stores(with_user):
     assert [item["store"] for item in listed] == ["project", "project", "user", "user"]
     assert all(Path(item["path"]).is_file() for item in listed)
     assert len(json.loads(invoke("list", "--json", "--no-user").stdout)) == 2
+    mine = invoke("show", listed[-1]["id"], "--json")  # an id a federated list or recall showed
+    assert mine.exit_code == 0 and json.loads(mine.stdout)["path"] == listed[-1]["path"]
 
 
 def test_context_shows_the_persons_preferences_in_every_project(with_user):

@@ -10,8 +10,8 @@ import typer
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
-from memctl.cli.state import current_store, current_stores, store_only_option
-from memctl.core.errors import MemctlError
+from memctl.cli.state import current_stores, store_only_option
+from memctl.core.errors import MemctlError, MemoryNotFound
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
 from memctl.service import get_memory, list_memories
@@ -25,6 +25,18 @@ def memory_dict(memory, path) -> dict:
     if history:
         data["history"] = history  # earlier values, oldest first (also in the body's ## History)
     return data
+
+
+def find_memory(ctx: typer.Context, memory_id: str):
+    """A memory of this store, else of the user store (ids shown by a federated recall)."""
+    stores = current_stores(ctx)
+    for number, (_, store) in enumerate(stores):
+        try:
+            return get_memory(store, memory_id)
+        except MemoryNotFound:
+            if number == len(stores) - 1:
+                raise
+    raise MemoryNotFound(memory_id)
 
 
 def register(app: typer.Typer) -> None:
@@ -88,9 +100,8 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
         as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
-        """Show one memory: its fields and body."""
-        store = current_store(ctx)
-        path, memory = get_memory(store, memory_id)
+        """Show one memory: its fields and body (from the user store when it is not here)."""
+        path, memory = find_memory(ctx, memory_id)
         if as_json:
             print_json(memory_dict(memory, path))
             return
@@ -109,8 +120,7 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
     ) -> None:
         """Open a memory in $EDITOR; the next read command re-indexes it."""
-        store = current_store(ctx)
-        path, _ = get_memory(store, memory_id)
+        path, _ = find_memory(ctx, memory_id)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             subprocess.run([*shlex.split(editor), str(path)], check=False)

@@ -16,6 +16,7 @@ from memctl.core.consolidation import markdown_sections
 from memctl.core.context_fit import Part, fit
 from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
+from memctl.core.federation import interleave_by_rank
 from memctl.core.memory import Memory
 from memctl.core.task import TaskState, render_task
 from memctl.store.files import read_memory
@@ -413,8 +414,6 @@ def _with_user_store(
 ) -> tuple[list[Recalled], list[Memory], set[str]]:
     """Project and user memories alternated by rank, facts by confidence; the project first on
     a tie, and on an id both stores hold. Returns the user facts' ids too."""
-    from memctl.core.federation import interleave_by_rank
-
     for item in memories:
         item.store = "project"
     for item in user_memories:
