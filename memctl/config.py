@@ -38,6 +38,7 @@ INDEX_DIRNAME = ".index"
 STATE_DIRNAME = ".state"
 ARCHIVE_DIRNAME = "archive"
 PRIVATE_DIRNAME = "private"
+USER_STORE_ENV = "MEMCTL_USER_STORE"
 CONFIG_FILENAME = "config.yaml"
 
 # --- the sections of config.yaml ---------------------------------------------------------------
@@ -205,6 +206,24 @@ class ServerSettings:  # the resident server (memctl serve) the hot commands tal
 
 
 @dataclass(frozen=True)
+class IndexSettings:  # the index on object storage (store/remote_index.py)
+    uri: str | None = setting(None)  # e.g. s3://bucket/prefix; None: .memory/.index only
+    mode: str = setting("local", choices=("local", "remote"))  # remote: read the published index
+    # Only what is not secret (endpoint, region, allow_http): credentials come from the
+    # environment or the cloud profile, never from config.yaml.
+    storage_options: dict[str, str] = setting({})
+
+
+@dataclass(frozen=True)
+class RoutingSettings:  # where extraction and the hooks write when a user store exists
+    user_types: tuple[str, ...] = setting(("preference", "profile"))  # always the user store
+    project_types: tuple[str, ...] = setting(("procedural", "episodic", "knowledge"))
+    # Other types go to the user store when the text is about the person ("I", "my", "the
+    # user") and names nothing of the code or the team; else to the project.
+    about_user: bool = setting(True)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything config.yaml can say, checked; one field per section."""
 
@@ -221,6 +240,8 @@ class Settings:
     compact: CompactSettings = section(CompactSettings)
     context: ContextSettings = section(ContextSettings)
     server: ServerSettings = section(ServerSettings)
+    index: IndexSettings = section(IndexSettings)
+    routing: RoutingSettings = section(RoutingSettings)
 
 
 SECTIONS = tuple(f.name for f in dataclasses.fields(Settings))
@@ -239,6 +260,9 @@ class Environment:
     llm_model: str | None = None  # MEMCTL_LLM_MODEL: overrides llm.model
     claude_project_dir: str | None = None  # CLAUDE_PROJECT_DIR: where a Claude Code hook runs
     debug: bool = False  # MEMCTL_DEBUG=1: tracebacks for unexpected errors
+    user_store: str | None = None  # MEMCTL_USER_STORE: the person's own store
+    xdg_data_home: str | None = None  # XDG_DATA_HOME: where the user store lives by default
+    home: str | None = None  # HOME
 
 
 def read_environment(env: Mapping[str, str] | Environment | None = None) -> Environment:
@@ -250,6 +274,9 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
         llm_model=env.get("MEMCTL_LLM_MODEL") or None,
         claude_project_dir=env.get("CLAUDE_PROJECT_DIR") or None,
         debug=env.get("MEMCTL_DEBUG", "") not in ("", "0"),
+        user_store=env.get(USER_STORE_ENV) or None,
+        xdg_data_home=env.get("XDG_DATA_HOME") or None,
+        home=env.get("HOME") or None,
     )
 
 
@@ -464,6 +491,34 @@ def _apply_environment(settings: Settings, environment: Environment | None) -> S
         return settings
     llm = dataclasses.replace(settings.llm, model=environment.llm_model)
     return dataclasses.replace(settings, llm=llm)
+
+
+def user_store_path(env: Mapping[str, str] | Environment | None = None) -> Path:
+    """Where the person's own store lives: MEMCTL_USER_STORE, else $XDG_DATA_HOME/memctl,
+    else ~/.local/share/memctl. It need not exist."""
+    environment = read_environment(env)
+    if environment.user_store:
+        return Path(environment.user_store).expanduser().resolve()
+    data_home = environment.xdg_data_home
+    if data_home and Path(data_home).is_absolute():  # Why: the XDG spec ignores relative paths
+        return (Path(data_home) / "memctl").resolve()
+    home = Path(environment.home) if environment.home else Path.home()
+    return (home / ".local" / "share" / "memctl").resolve()
+
+
+def open_user_store(
+    env: Mapping[str, str] | Environment | None = None, besides: Store | None = None
+) -> Store | None:
+    """The user store when it exists (created by `memctl init --user`), else None.
+
+    None too when it is the store `besides` itself: one store read twice is not two stores.
+    """
+    root = user_store_path(env)
+    if not (root / CONFIG_FILENAME).is_file():
+        return None
+    if besides is not None and besides.root.resolve() == root:
+        return None
+    return open_store(root, env=env)
 
 
 # --- config.yaml lines -------------------------------------------------------------------------

@@ -61,8 +61,11 @@ def spec_for(event: str) -> HookSpec:
     raise UsageError(f"Unknown Claude Code hook event '{event}'. Expected one of: {names}.")
 
 
-def hook_command(spec: HookSpec, command_prefix: str = "memctl") -> str:
-    return f"{command_prefix} hook claude-code {spec.slug}"
+def hook_command(spec: HookSpec, command_prefix: str = "memctl", store_only: bool = False) -> str:
+    """The command Claude Code runs; `store_only` keeps the user store out of this project."""
+    return f"{command_prefix} hook claude-code {spec.slug}" + (
+        " --store-only" if store_only else ""
+    )
 
 
 def is_memctl_command(command: Any) -> bool:
@@ -183,13 +186,15 @@ class HooksStatus:
         return not self.missing
 
 
-def install_hooks(settings_path: Path, command_prefix: str = "memctl") -> InstallResult:
+def install_hooks(
+    settings_path: Path, command_prefix: str = "memctl", store_only: bool = False
+) -> InstallResult:
     """Add or refresh memctl's hooks; every other key and hook in the file stays as it was."""
     data, _ = load_settings(settings_path)
     result = InstallResult(path=settings_path, created=not settings_path.exists())
     hooks = data["hooks"] = data.get("hooks") or {}
     for spec in HOOK_SPECS:
-        command = hook_command(spec, command_prefix)
+        command = hook_command(spec, command_prefix, store_only)
         wanted = {"type": "command", "command": command, "timeout": spec.timeout}
         groups = hooks.setdefault(spec.event, [])
         ours = _our_entries(groups)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.ingest import ingest_transcript
-from memctl.config import Environment, Store, open_store
+from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.retrieval.context import context_block
@@ -65,10 +65,12 @@ def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: 
 # --- SessionStart ---------------------------------------------------------------------------
 
 
-def session_start_context(store: Store, payload: HookPayload) -> str:
+def session_start_context(
+    store: Store, payload: HookPayload, user_store: Store | None = None
+) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
     budget = store.settings.hooks.session_start_budget
-    markdown, shown = context_block(store, budget, payload.session_id)
+    markdown, shown = context_block(store, budget, payload.session_id, user_store=user_store)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     _remember_shown(store, payload.session_id, shown, reset=True)
     return markdown
@@ -77,19 +79,21 @@ def session_start_context(store: Store, payload: HookPayload) -> str:
 # --- UserPromptSubmit -----------------------------------------------------------------------
 
 
-def prompt_context(store: Store, payload: HookPayload) -> str:
+def prompt_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
     """A few memories relevant to the prompt and not yet shown in this session; "" if none."""
     settings = store.settings.hooks
     if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
         return ""
-    from memctl.service.retrieval.recall import recall, related_hits
+    from memctl.service.retrieval.federated import federated_recall
+    from memctl.service.retrieval.recall import related_hits
 
     k = settings.prompt_k
     query = payload.prompt.strip()[:2000]
-    hits = recall(store, query, k=k * 3)
+    stores = [("project", store)] + ([("user", user_store)] if user_store is not None else [])
+    hits = federated_recall(stores, query, k=k * 3)
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     fresh = [hit for hit in hits if hit.id not in shown]
-    relevant = related_hits(store, query, fresh, settings.prompt_min_similarity)
+    relevant = related_hits(store, query, fresh, settings.prompt_min_similarity, user_store)
     items = [BlockItem(h.id, h.title, h.type, h.body) for h in relevant[:k]]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
@@ -106,6 +110,7 @@ def capture_transcript(
     *,
     final: bool,
     spawn: Callable[[list[str], Path], None] | None = None,
+    user_store: Store | None = None,
 ) -> None:
     """Hand the transcript to `ingest_transcript`, in a detached process unless configured off.
 
@@ -119,10 +124,17 @@ def capture_transcript(
         "final": final,
         "event": payload.event,
         "queued": time.time(),
+        "user_store": str(user_store.root) if user_store is not None else None,
     }
     background = store.settings.hooks.background
     if not background or spawn is None:
-        ingest_transcript(store, payload.session_id, Path(payload.transcript_path), final=final)
+        ingest_transcript(
+            store,
+            payload.session_id,
+            Path(payload.transcript_path),
+            final=final,
+            user_store=user_store,
+        )
         return
     jobs = store.state_dir / "hooks" / "jobs"
     name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"
@@ -146,29 +158,36 @@ def capture_transcript(
 def run_ingest_job(store: Store, job_path: Path) -> None:
     """The detached half of `capture_transcript`: read the job file, ingest, delete it."""
     job = json.loads(job_path.read_text(encoding="utf-8"))
+    # Why: the job names the user store the hook saw (none after --store-only), so the detached
+    # process writes where the hook would have.
+    user_store = open_user_store(besides=store) if job.get("user_store") else None
     ingest_transcript(
         store,
         str(job.get("session_id") or ""),
         Path(job["transcript_path"]),
         final=bool(job.get("final")),
+        user_store=user_store,
     )
     job_path.unlink(missing_ok=True)
 
 
 def claude_code_handlers(
-    store: Store, spawn: Callable[[list[str], Path], None] | None
+    store: Store,
+    spawn: Callable[[list[str], Path], None] | None,
+    user_store: Store | None = None,
 ) -> dict[str, Callable[[HookPayload], str | None]]:
-    """Event name -> handler, as `hook_runner.run_hook` takes them."""
+    """Event name -> handler, as `hook_runner.run_hook` takes them. With `user_store`, the
+    context hooks read it too and captured transcripts route what is about the person there."""
 
     def pre_compact(payload: HookPayload) -> None:
-        capture_transcript(store, payload, final=False, spawn=spawn)
+        capture_transcript(store, payload, final=False, spawn=spawn, user_store=user_store)
 
     def session_end(payload: HookPayload) -> None:
-        capture_transcript(store, payload, final=True, spawn=spawn)
+        capture_transcript(store, payload, final=True, spawn=spawn, user_store=user_store)
 
     return {
-        "SessionStart": lambda payload: session_start_context(store, payload),
-        "UserPromptSubmit": lambda payload: prompt_context(store, payload),
+        "SessionStart": lambda payload: session_start_context(store, payload, user_store),
+        "UserPromptSubmit": lambda payload: prompt_context(store, payload, user_store),
         "PreCompact": pre_compact,
         "SessionEnd": session_end,
     }
@@ -183,8 +202,11 @@ def run_claude_code_hook(
     cwd: Path,
     plain: bool = False,
     background: bool = True,
+    store_only: bool = False,
 ) -> str:
-    """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises."""
+    """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises.
+
+    `store_only`: leave the user store out, for reading and for writing."""
     from memctl.agents.claude_code import (
         normalize_payload,
         render_additional_context,
@@ -205,10 +227,11 @@ def run_claude_code_hook(
         log = log_path(store)
         spawn = (lambda argv, where: spawn_detached(argv, where, log)) if background else None
         budget = store.settings.hooks.budgets.get(spec.slug, spec.budget_s)
+        user_store = None if store_only else open_user_store(env, besides=store)
         return run_hook(
             spec.event,
             stdin_text,
-            claude_code_handlers(store, spawn),
+            claude_code_handlers(store, spawn, user_store),
             time_budget_s=min(budget, spec.timeout - 1),
             log_path=log,
             render=lambda name, text: render_additional_context(name, text, plain=plain),

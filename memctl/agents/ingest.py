@@ -37,10 +37,16 @@ class IngestReport:
 
 
 def ingest_transcript(
-    store: Store, session_id: str, transcript_path: Path, *, final: bool
+    store: Store,
+    session_id: str,
+    transcript_path: Path,
+    *,
+    final: bool,
+    user_store: Store | None = None,
 ) -> IngestReport:
     """Feed the transcript's new turns to the session buffer and extraction; end the session
-    (writing its episode) when `final`."""
+    (writing its episode) when `final`. Extraction routes what is about the person to
+    `user_store`, when given; the session, its episodes and compaction stay in `store`."""
     turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):
@@ -52,7 +58,7 @@ def ingest_transcript(
         state["transcript"] = str(transcript_path)
         new_turns = turns[done:]
         if new_turns:  # first: a retry after a failure below re-extracts, and dedup says NOOP
-            report.extracted.extend(_extract(store, new_turns, str(transcript_path)))
+            report.extracted.extend(_extract(store, new_turns, str(transcript_path), user_store))
         for index in range(done, len(turns)):
             report.episodes.extend(_buffer_turn(store, session, turns[index]))
             state["turns_ingested"] = index + 1
@@ -115,11 +121,13 @@ def _end(store: Store, session: str, report: IngestReport) -> list[str]:
     return [fold.episode_id] if fold.episode_id else []
 
 
-def _extract(store: Store, turns: list[Turn], source: str) -> list[str]:
+def _extract(
+    store: Store, turns: list[Turn], source: str, user_store: Store | None = None
+) -> list[str]:
     """Durable facts, preferences and procedures the new turns state (`memctl extract`)."""
     from memctl.service.extraction import extract
 
-    result = extract(store, turns, source=source)
+    result = extract(store, turns, source=source, user_store=user_store)
     return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
 
 

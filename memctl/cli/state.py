@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import typer
 
-from memctl.config import Store, open_store
+from memctl.config import Store, open_store, open_user_store
 
 
 @dataclass
@@ -31,3 +31,32 @@ def main_options(
     ),
 ) -> None:
     ctx.obj = GlobalOptions(store=store)
+
+
+def current_stores(ctx: typer.Context, store_only: bool = False) -> list[tuple[str, Store]]:
+    """The project store, then the user store unless `store_only` or there is none."""
+    project = current_store(ctx)
+    user = None if store_only else open_user_store(besides=project)
+    return [("project", project)] + ([("user", user)] if user is not None else [])
+
+
+def store_only_option() -> bool:
+    return typer.Option(
+        False,
+        "--store-only",
+        "--no-user",
+        help="Read only this store, not the user store beside it.",
+    )
+
+
+def user_store_or_fail() -> Store:
+    """The user store, or a clear error saying how to create it."""
+    from memctl.config import user_store_path
+    from memctl.core.errors import StoreNotFound
+
+    store = open_user_store()
+    if store is None:
+        raise StoreNotFound(
+            f"No user store at {user_store_path()}. Create it with `memctl init --user`."
+        )
+    return store

@@ -34,6 +34,7 @@ class MemoryFilter:
     agent: str | None = None  # written by this agent
     scope: str | None = None  # "project" or "private"
     archived: bool | None = None  # None: archived or not
+    exclude_ids: tuple[str, ...] = ()  # none of these memories (e.g. hidden by an overlay)
 
 
 class QueryEmbedder(Protocol):

@@ -22,6 +22,7 @@ from memctl.core.history import current_text
 from memctl.core.memory import Memory
 from memctl.core.quality import low_value_reason
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
+from memctl.core.routing import PROJECT, USER, route
 from memctl.service.memories.add import (
     AddResult,
     add_memory,
@@ -48,6 +49,7 @@ class PlanItem:
     reason: str = ""
     similarity: float | None = None
     subject: str | None = None
+    store: str | None = None  # "project" or "user" when a user store exists; None: the one store
 
     @property
     def target_label(self) -> str:
@@ -56,7 +58,10 @@ class PlanItem:
         return f"item {self.target_item}" if self.target_item else ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.store is None:
+            del data["store"]  # Why: with one store there is nothing to choose; output as before
+        return data
 
 
 @dataclass
@@ -95,10 +100,12 @@ def extract(
     dry_run: bool = False,
     use_llm: bool | None = None,
     mock_response: str | list[str] | None = None,
+    user_store: Store | None = None,
 ) -> ExtractResult:
     """Plan the memories a conversation states and, unless `dry_run`, write them.
 
     `use_llm`: None means "if one is configured". `mock_response` goes to litellm's mock path.
+    `user_store`: what is about the person goes there (config `routing:`), the rest here.
     """
     from memctl.integrations.llm import llm_settings
 
@@ -108,19 +115,53 @@ def extract(
             "No LLM configured: set llm.model in config.yaml or MEMCTL_LLM_MODEL, or use --no-llm."
         )
     turns, redacted = _redacted_turns(store, turns)
-    sync_index(store)
+    stores = Targets(store, user_store)
+    for each in stores.all():
+        sync_index(each)
     if settings is not None and use_llm is not False:
-        plan, usage = _llm_plan(store, turns, settings, mock_response)
+        plan, usage = _llm_plan(stores, turns, settings, mock_response)
         mode = "llm"
     else:
-        plan, usage, mode = _rules_plan(store, turns), None, "rules"
-    plan, skipped = _vet(store, plan)
+        plan, usage, mode = _rules_plan(stores, turns), None, "rules"
+    plan, skipped = _vet(stores, plan)
     result = ExtractResult(
         source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage
     )
     if not dry_run:
-        result.applied = apply_plan(store, plan)
+        result.applied = apply_plan(store, plan, user_store)
     return result
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The stores a plan may write to: the project's, and the user's when there is one."""
+
+    project: Store
+    user: Store | None = None
+
+    def all(self) -> list[Store]:
+        return [self.project] + ([self.user] if self.user is not None else [])
+
+    def label_for(self, memory_type: str, text: str) -> str | None:
+        """Where a new memory goes ("user" / "project"); None when there is only one store."""
+        if self.user is None:
+            return None
+        return route(memory_type, text, self.project.section("routing"))
+
+    def get(self, label: str | None) -> Store:
+        return self.user if label == USER and self.user is not None else self.project
+
+    def holding(self, memory_id: str) -> str | None:
+        """The label of the store that holds this memory id (the project's first)."""
+        if self.user is None:
+            return None
+        from memctl.store.files import find_by_id
+
+        if find_by_id(self.project.root, memory_id) is None and find_by_id(
+            self.user.root, memory_id
+        ):
+            return USER
+        return PROJECT
 
 
 def _redacted_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], dict[str, int]]:
@@ -138,7 +179,7 @@ def _redacted_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], dict[s
 # --- planning -----------------------------------------------------------------------------
 
 
-def _rules_plan(store: Store, turns: list[Turn]) -> list[PlanItem]:
+def _rules_plan(stores: Targets, turns: list[Turn]) -> list[PlanItem]:
     candidates = extract_candidates(turns)
     proposed = [
         (
@@ -153,17 +194,21 @@ def _rules_plan(store: Store, turns: list[Turn]) -> list[PlanItem]:
         )
         for c in candidates
     ]
-    return _dedup_plan(store, proposed)
+    return _dedup_plan(stores, proposed)
 
 
-def _dedup_plan(store: Store, proposed: Sequence[tuple[Memory, str] | PlanItem]) -> list[PlanItem]:
+def _dedup_plan(
+    stores: Targets, proposed: Sequence[tuple[Memory, str] | PlanItem]
+) -> list[PlanItem]:
     """ADD, NOOP (near duplicate) or UPDATE (same subject) for each proposed memory, against the
-    store and against the earlier items of the same plan. Ready PlanItems pass through."""
+    store it is routed to and the earlier items of the same plan. Ready PlanItems pass through."""
+    store = stores.project
     fresh = [entry for entry in proposed if not isinstance(entry, PlanItem)]
     vectors = iter(embed_texts(store, [index_text(memory) for memory, _ in fresh]) if fresh else [])
     limits = thresholds(store)
     plan: list[PlanItem] = []
-    planned: list[tuple[int, Memory, Any]] = []  # (item number, memory, vector) of earlier ADDs
+    # (item number, memory, vector, store label) of earlier ADDs
+    planned: list[tuple[int, Memory, Any, str | None]] = []
     for entry in proposed:
         if isinstance(entry, PlanItem):
             plan.append(entry)
@@ -173,16 +218,20 @@ def _dedup_plan(store: Store, proposed: Sequence[tuple[Memory, str] | PlanItem])
         subject = memory.extra.get("subject") or derive_subject(memory.body, memory.type)
         if subject:
             memory.extra["subject"] = subject
-        neighbors = nearest_memories(store, memory, vector)
-        earlier = {m.id: number for number, m, _ in planned}
+        label = stores.label_for(memory.type, memory.body)
+        neighbors = nearest_memories(stores.get(label), memory, vector)
+        earlier = {m.id: number for number, m, _, _ in planned}
         neighbors += [
-            Neighbor(m, "", float(vector @ v)) for _, m, v in planned if m.scope == memory.scope
+            Neighbor(m, "", float(vector @ v))
+            for _, m, v, where in planned
+            if m.scope == memory.scope and where == label
         ]
         decision = decide(memory, memory.extra.get("subject"), neighbors, limits)
         item = _item(memory, decision, earlier, note)
+        item.store = label
         plan.append(item)
         if item.op == "ADD":
-            planned.append((len(plan), memory, vector))
+            planned.append((len(plan), memory, vector, label))
     return plan
 
 
@@ -220,16 +269,16 @@ def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str
 
 
 def _llm_plan(
-    store: Store, turns: list[Turn], settings: LLMSettings, mock_response
+    stores: Targets, turns: list[Turn], settings: LLMSettings, mock_response
 ) -> tuple[list[PlanItem], dict]:
     from memctl.integrations.llm import complete_json
 
-    options = store.settings.extract
-    existing = _context_memories(store, turns, options.context_memories)
+    limit = stores.project.settings.extract.context_memories
+    existing = [m for store in stores.all() for m in _context_memories(store, turns, limit)]
     messages = build_messages(
         turns,
         [(m.id, m.type, current_text(m.body)) for m in existing],
-        options.max_conversation_chars,
+        stores.project.settings.extract.max_conversation_chars,
     )
     known = {memory.id for memory in existing}  # the model can only name ids it was shown
     items, reply = complete_json(
@@ -256,9 +305,10 @@ def _llm_plan(
                     source,
                     target_id=item.target_id,
                     reason=reason,
+                    store=stores.holding(item.target_id) if item.target_id else None,
                 )
             )
-    return _dedup_plan(store, proposed), reply.usage()
+    return _dedup_plan(stores, proposed), reply.usage()
 
 
 def _context_memories(store: Store, turns: list[Turn], limit: int) -> list[Memory]:
@@ -280,9 +330,9 @@ def _context_memories(store: Store, turns: list[Turn], limit: int) -> list[Memor
 # --- checking and applying ----------------------------------------------------------------
 
 
-def _vet(store: Store, plan: list[PlanItem]) -> tuple[list[PlanItem], list[dict[str, str]]]:
+def _vet(stores: Targets, plan: list[PlanItem]) -> tuple[list[PlanItem], list[dict[str, str]]]:
     """Drop low-value items (reported, not written) and check every item before any write."""
-    min_chars = store.settings.write.min_chars
+    min_chars = stores.project.settings.write.min_chars
     kept: list[PlanItem] = []
     skipped: list[dict[str, str]] = []
     renumber: dict[int, int] = {}
@@ -293,7 +343,7 @@ def _vet(store: Store, plan: list[PlanItem]) -> tuple[list[PlanItem], list[dict[
             continue
         build_memory(item.text, type=item.type, confidence=item.confidence, source=item.source)
         if item.target_id:
-            _target_exists(store, item.target_id)
+            _target_exists(stores.get(item.store), item.target_id)
         if item.target_item:
             if item.target_item not in renumber:
                 item.op, item.target_item = "ADD", None  # its target was dropped: stands alone
@@ -310,8 +360,12 @@ def _target_exists(store: Store, memory_id: str) -> None:
     get_memory(store, memory_id)  # raises MemoryNotFound / InvalidMemoryFile
 
 
-def apply_plan(store: Store, plan: list[PlanItem]) -> list[dict[str, Any]]:
-    """Write each item through add_memory; returns what each one did."""
+def apply_plan(
+    store: Store, plan: list[PlanItem], user_store: Store | None = None
+) -> list[dict[str, Any]]:
+    """Write each item through add_memory (into the user store when routed there); returns
+    what each one did."""
+    stores = Targets(store, user_store)
     written: dict[int, str] = {}
     outcomes: list[dict[str, Any]] = []
     for number, item in enumerate(plan, start=1):
@@ -327,7 +381,7 @@ def apply_plan(store: Store, plan: list[PlanItem]) -> list[dict[str, Any]]:
         if item.subject:
             fields["extra"] = {"subject": item.subject}
         result: AddResult = add_memory(
-            store,
+            stores.get(item.store),
             item.text,
             sync=False,
             force=True,
@@ -342,8 +396,10 @@ def apply_plan(store: Store, plan: list[PlanItem]) -> list[dict[str, Any]]:
                 "action": result.action,
                 "id": written[number],
                 "path": str(result.path),
+                **({"store": item.store} if item.store else {}),
             }
         )
     if outcomes:
-        sync_index(store)
+        for each in {item.store for item in plan}:
+            sync_index(stores.get(each))
     return outcomes

@@ -104,6 +104,8 @@ def filter_sql(where: MemoryFilter | None) -> str | None:
         clauses.append(f"scope = {sql_quote(where.scope)}")
     if where.archived is not None:
         clauses.append(f"archived = {'true' if where.archived else 'false'}")
+    if where.exclude_ids:
+        clauses.append(f"id NOT IN ({_quoted_list(where.exclude_ids)})")
     return " AND ".join(clauses) or None
 
 

@@ -5,7 +5,7 @@ import sys
 import typer
 
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
-from memctl.cli.state import current_store
+from memctl.cli.state import current_store, user_store_or_fail
 from memctl.core.errors import LowValueContent, UsageError
 from memctl.core.memory import MEMORY_TYPES
 from memctl.service import add_memory
@@ -76,13 +76,16 @@ def register(app: typer.Typer) -> None:
             "--no-dedup",
             help="Always write a new file: no merge into a near duplicate, no update.",
         ),
+        user: bool = typer.Option(
+            False, "--user", help="Write to your user store (every project reads it), not here."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Remember something: writes one Markdown file and indexes it.
 
         Example: memctl add "We deploy with make release" --type procedural --tag deploy
         """
-        store = current_store(ctx)
+        store = user_store_or_fail() if user else current_store(ctx)
         body = read_text_argument(text)
         if not body.strip():
             raise UsageError("Nothing to remember: the text is empty.")

@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
-from memctl.cli.state import current_store
+from memctl.cli.state import current_stores, store_only_option
 from memctl.config import editor_command
-from memctl.core.errors import MemctlError
+from memctl.core.errors import MemctlError, MemoryNotFound
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
 from memctl.service import get_memory, list_memories
@@ -27,6 +27,18 @@ def memory_dict(memory, path) -> dict:
     return data
 
 
+def find_memory(ctx: typer.Context, memory_id: str):
+    """A memory of this store, else of the user store (ids shown by a federated recall)."""
+    stores = current_stores(ctx)
+    for number, (_, store) in enumerate(stores):
+        try:
+            return get_memory(store, memory_id)
+        except MemoryNotFound:
+            if number == len(stores) - 1:
+                raise
+    raise MemoryNotFound(memory_id)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("list")
     @handles_errors
@@ -39,25 +51,44 @@ def register(app: typer.Typer) -> None:
         include_archived: bool = typer.Option(
             False, "--include-archived", help="Also list archive/."
         ),
+        store_only: bool = store_only_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
-        """List memories, oldest first."""
-        store = current_store(ctx)
-        listing = list_memories(store, types or None, tags or None, include_archived)
+        """List memories, oldest first (the user store's too, unless --store-only)."""
+        stores = current_stores(ctx, store_only)
+        labels: list[str | None]
+        if len(stores) == 1:
+            store = stores[0][1]
+            listing = list_memories(store, types or None, tags or None, include_archived)
+            labels, roots = [None] * len(listing.memories), [store.root] * len(listing.memories)
+        else:
+            from memctl.service.retrieval.federated import federated_list
+
+            listing = federated_list(stores, types or None, tags or None, include_archived)
+            labels, roots = list(listing.stores), list(listing.roots)
         warn_problems(listing.problems)
         if as_json:
-            print_json([memory_dict(m, store.root / p) for p, m in listing.memories])
+            print_json(
+                [
+                    {**memory_dict(m, root / p), **({"store": label} if label else {})}
+                    for (p, m), label, root in zip(listing.memories, labels, roots, strict=True)
+                ]
+            )
             return
         table = Table(box=None, pad_edge=False)
-        for column in ("id", "type", "title", "tags", "updated"):
+        columns = ["id", "type", "title", "tags", "updated"] + (
+            ["store"] if len(stores) > 1 else []
+        )
+        for column in columns:
             table.add_column(column)
-        for _, memory in listing.memories:
+        for (_, memory), label in zip(listing.memories, labels, strict=True):
             table.add_row(
                 memory.id,
                 memory.type,
                 memory.display_title,
                 ", ".join(memory.tags),
                 memory.updated or "",
+                *([label] if label else []),
             )
         stdout.print(table)
         stdout.print(f"{len(listing.memories)} memories")
@@ -69,9 +100,8 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
         as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
-        """Show one memory: its fields and body."""
-        store = current_store(ctx)
-        path, memory = get_memory(store, memory_id)
+        """Show one memory: its fields and body (from the user store when it is not here)."""
+        path, memory = find_memory(ctx, memory_id)
         if as_json:
             print_json(memory_dict(memory, path))
             return
@@ -90,8 +120,7 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
     ) -> None:
         """Open a memory in $EDITOR; the next read command re-indexes it."""
-        store = current_store(ctx)
-        path, _ = get_memory(store, memory_id)
+        path, _ = find_memory(ctx, memory_id)
         editor = editor_command()
         try:
             subprocess.run([*shlex.split(editor), str(path)], check=False)

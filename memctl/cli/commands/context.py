@@ -5,7 +5,7 @@ import sys
 import typer
 
 from memctl.cli.output import handles_errors, print_json
-from memctl.cli.state import current_store
+from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
 from memctl.service.retrieval.context import build_context
 
@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
         session: str = typer.Option(
             None, "--session", "-S", help="Include this session's summary and recent turns."
         ),
+        store_only: bool = store_only_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the parts separately as JSON."),
     ) -> None:
         """Assemble what an agent should see before its next call, as Markdown under a token budget.
@@ -34,7 +35,16 @@ def register(app: typer.Typer) -> None:
         """
         if budget is not None and budget < 50:
             raise UsageError("--budget must be at least 50 tokens.")
-        result = build_context(current_store(ctx), query=query, budget=budget, session_id=session)
+        from memctl.service.retrieval.federated import user_store_of
+
+        stores = current_stores(ctx, store_only)
+        result = build_context(
+            stores[0][1],
+            query=query,
+            budget=budget,
+            session_id=session,
+            user_store=user_store_of(stores),
+        )
         if as_json:
             print_json(result.to_dict())
         else:

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from memctl.cli.output import fail, handles_errors, print_json, stdout
-from memctl.cli.state import current_store
+from memctl.cli.state import current_stores, store_only_option
 
 
 def register(app: typer.Typer) -> None:
@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
             hidden=True,
             help="Testing: litellm's mock_response instead of a real call; repeat for the retry.",
         ),
+        store_only: bool = store_only_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the plan and outcome as JSON."),
     ) -> None:
         """Extract preferences, profile facts, decisions, procedures and lessons from a conversation.
@@ -40,13 +41,17 @@ def register(app: typer.Typer) -> None:
         Each is planned as ADD (new), UPDATE (a new value for a stored memory; the old value is
         kept in its history) or NOOP (already stored: one more mention), then written.
 
+        With a user store (memctl init --user), what is about you (preferences, profile facts,
+        statements about "I") goes there and the rest to the project: config `routing:`.
+
         Example: memctl extract ~/.claude/projects/app/session.jsonl --dry-run
         """
         from memctl.agents.transcripts import read_conversation, read_conversation_file
         from memctl.integrations.llm import LLMBadOutput
         from memctl.service.extraction import extract
 
-        store = current_store(ctx)
+        stores = current_stores(ctx, store_only)
+        store, user_store = stores[0][1], (stores[1][1] if len(stores) > 1 else None)
         if file == "-":
             turns = read_conversation(sys.stdin.read(), source="<stdin>")
         else:
@@ -58,7 +63,13 @@ def register(app: typer.Typer) -> None:
         )
         try:
             result = extract(
-                store, turns, source=file, dry_run=dry_run, use_llm=use_llm, mock_response=mock
+                store,
+                turns,
+                source=file,
+                dry_run=dry_run,
+                use_llm=use_llm,
+                mock_response=mock,
+                user_store=user_store,
             )
         except LLMBadOutput as error:
             if as_json and error.reply is not None:
@@ -77,14 +88,17 @@ def register(app: typer.Typer) -> None:
 
 
 def render_result(result) -> None:
+    routed = any(item.store for item in result.plan)
     table = Table(box=None, pad_edge=False, show_lines=False)
-    for column in ("#", "op", "type", "conf", "text", "target", "reason"):
+    for column in ("#", "op", "type", *(["store"] if routed else []), "conf", "text", "target"):
         table.add_column(column, overflow="fold")
+    table.add_column("reason", overflow="fold")
     for number, item in enumerate(result.plan, start=1):
         table.add_row(
             str(number),
             item.op,
             item.type,
+            *([item.store or ""] if routed else []),
             f"{item.confidence:.2f}",
             item.text,
             item.target_label,

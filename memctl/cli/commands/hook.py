@@ -60,6 +60,12 @@ def register(app: typer.Typer) -> None:
         foreground: bool = typer.Option(
             False, "--foreground", help="Ingest transcripts here, not in a detached process."
         ),
+        store_only: bool = typer.Option(
+            False,
+            "--store-only",
+            "--no-user",
+            help="Leave the user store out: read and write only the project store.",
+        ),
     ) -> None:
         """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
         from memctl.agents.claude_code_events import run_claude_code_hook
@@ -72,6 +78,7 @@ def register(app: typer.Typer) -> None:
             cwd=Path.cwd(),
             plain=plain,
             background=not foreground,
+            store_only=store_only,
         )
         if output:
             sys.stdout.write(output if output.endswith("\n") else output + "\n")
@@ -106,11 +113,18 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def git_command(
         ctx: typer.Context,
-        name: str = typer.Argument(..., help="pre-commit"),
+        name: str = typer.Argument(..., help="pre-commit or merge"),
+        files: list[str] = typer.Argument(
+            None, help="merge: %O %A %B %L %P as git passes them to a merge driver."
+        ),
     ) -> None:
-        """Check staged memory files; a non-zero exit stops the commit."""
+        """pre-commit: check staged memory files; a non-zero exit stops the commit.
+        merge: git's merge driver for memory files; exit 1 when a conflict is left."""
+        if name == "merge":
+            _merge_driver(files or [])
+            return
         if name != "pre-commit":
-            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit.")
+            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit or merge.")
         from memctl.agents.git_hooks import repo_root
         from memctl.agents.precommit import check_staged
 
@@ -129,4 +143,17 @@ def register(app: typer.Typer) -> None:
             "and `git add` again (or commit with --no-verify to skip this check).",
             markup=False,
         )
+        raise typer.Exit(code=1)
+
+
+def _merge_driver(files: list[str]) -> None:
+    """`memctl hook git merge BASE OURS THEIRS [MARKER_SIZE] PATH`, run by git."""
+    from memctl.agents.merge_driver import merge_files
+
+    if len(files) not in (4, 5):
+        raise UsageError("Usage: memctl hook git merge %O %A %B %L %P (as git runs it).")
+    base, ours, theirs = (Path(name) for name in files[:3])
+    marker_size = int(files[3]) if len(files) == 5 and files[3].isdigit() else 7
+    conflicts = merge_files(base, ours, theirs, files[-1], marker_size)
+    if conflicts:
         raise typer.Exit(code=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from memctl.agents import claude_code, git_hooks
+from memctl.agents import claude_code, git_hooks, merge_driver
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.config import find_store, home_dir
 from memctl.core.errors import MemctlError, StoreNotFound, UsageError
@@ -35,6 +35,15 @@ def project_root(cwd: Path) -> Path:
         return git_hooks.repo_root(cwd)
     except MemctlError:
         return cwd
+
+
+def store_dir_in(repo: Path) -> str:
+    """The store's folder relative to the repository root (`.memory` when there is none yet)."""
+    try:
+        store = find_store(None, Path.cwd(), env={})
+        return store.resolve().relative_to(repo.resolve()).as_posix()
+    except (StoreNotFound, ValueError):
+        return ".memory"
 
 
 def chosen_scope(project: bool, local: bool, user: bool) -> str:
@@ -83,6 +92,7 @@ def status_report(cwd: Path, home: Path) -> dict:
             "repo": str(repo),
             "hooks_dir": str(git_hooks.hooks_dir(repo)),
             "hooks": git_hooks.git_hooks_status(repo),
+            "merge_driver": merge_driver.merge_driver_status(repo),
         }
     except MemctlError:
         pass
@@ -110,6 +120,7 @@ def print_status(report: dict) -> None:
     else:
         hooks = ", ".join(f"{name}: {state}" for name, state in report["git"]["hooks"].items())
         stdout.print(f"git hooks ({report['git']['hooks_dir']}): {hooks}", markup=False)
+        stdout.print(f"git merge driver: {report['git']['merge_driver']}", markup=False)
     for warning in report["warnings"]:
         stderr.print(f"Warning: {warning}", markup=False)
 
@@ -148,6 +159,12 @@ def register(app: typer.Typer) -> None:
             "--command",
             help="How hooks call memctl (default: memctl if on PATH, else this Python).",
         ),
+        store_only: bool = typer.Option(
+            False,
+            "--store-only",
+            "--no-user",
+            help="claude-code: the hooks leave your user store out (read and write the project only).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print what changed as JSON."),
     ) -> None:
         """Install memctl's hooks, keeping every hook and setting that is already there.
@@ -157,11 +174,11 @@ def register(app: typer.Typer) -> None:
         check_target(target)
         prefix = command or default_command_prefix()
         if target == "git":
-            if project or local or user:
-                raise UsageError("--project/--local/--user apply to claude-code only.")
-            git_result = git_hooks.install_git_hooks(
-                git_hooks.repo_root(Path.cwd()), chain=chain, command_prefix=prefix
-            )
+            if project or local or user or store_only:
+                raise UsageError("--project/--local/--user/--store-only apply to claude-code only.")
+            repo = git_hooks.repo_root(Path.cwd())
+            git_result = git_hooks.install_git_hooks(repo, chain=chain, command_prefix=prefix)
+            driver = merge_driver.install_merge_driver(repo, store_dir_in(repo), prefix)
             if as_json:
                 print_json(
                     {
@@ -169,6 +186,11 @@ def register(app: typer.Typer) -> None:
                         "written": git_result.written,
                         "unchanged": git_result.unchanged,
                         "chained": git_result.chained,
+                        "merge_driver": {
+                            "attributes": str(driver.attributes),
+                            "pattern": driver.pattern,
+                            "written": driver.attributes_written or driver.config_written,
+                        },
                     }
                 )
                 return
@@ -179,11 +201,16 @@ def register(app: typer.Typer) -> None:
                 + (f"; chained {chained}" if git_result.chained else ""),
                 markup=False,
             )
+            stdout.print(
+                f"merge driver: {driver.pattern} in {driver.attributes} (commit it so every "
+                "clone that runs `memctl hooks install git` merges memories field by field)",
+                markup=False,
+            )
             return
         if chain:
             raise UsageError("--chain applies to git only.")
         path = settings_file(chosen_scope(project, local, user))
-        result = claude_code.install_hooks(path, command_prefix=prefix)
+        result = claude_code.install_hooks(path, command_prefix=prefix, store_only=store_only)
         if as_json:
             print_json(
                 {
@@ -218,7 +245,10 @@ def register(app: typer.Typer) -> None:
         """Remove memctl's hooks only; other hooks and settings stay as they are."""
         check_target(target)
         if target == "git":
-            removed = git_hooks.uninstall_git_hooks(git_hooks.repo_root(Path.cwd()))
+            repo = git_hooks.repo_root(Path.cwd())
+            removed = git_hooks.uninstall_git_hooks(repo)
+            if merge_driver.uninstall_merge_driver(repo):
+                removed.append("merge driver")
             where = "git hooks"
         else:
             path = settings_file(chosen_scope(project, local, user))

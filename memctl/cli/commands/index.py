@@ -41,10 +41,25 @@ def register(app: typer.Typer) -> None:
         rebuild: bool = typer.Option(
             False, "--rebuild", help="Drop the index and embed every file again."
         ),
+        publish: bool = typer.Option(
+            False,
+            "--publish",
+            help="Then upload it to index.uri (s3://, gs://, az://) for clones in remote mode.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print counts and problems as JSON."),
     ) -> None:
-        """Sync the index with the files: embed new or changed files, drop deleted ones."""
+        """Sync the index with the files: embed new or changed files, drop deleted ones.
+
+        With index.mode: remote, first pin the latest published index, then embed only the
+        files this clone changed or added (the local overlay).
+        """
         store = current_store(ctx)
+        if publish:
+            _publish(store, as_json)
+            return
+        from memctl.service.retrieval.remote import pull_index
+
+        pulled = pull_index(store)
         bar, update = progress_reporter()
         if bar:
             with bar:
@@ -52,11 +67,37 @@ def register(app: typer.Typer) -> None:
         else:
             report = sync_index(store, rebuild=rebuild)
         if as_json:
-            print_json(report.to_dict())
+            print_json({**report.to_dict(), **({"published": pulled} if pulled else {})})
             return
+        if pulled:
+            stdout.print(
+                f"published index {pulled['uri']} version {pulled['version']} "
+                f"({pulled['files']} files)",
+                markup=False,
+            )
         warn_problems(report.problems)
         stdout.print(
             f"added {report.added}, updated {report.updated}, removed {report.removed}, "
             f"unchanged {report.unchanged}, embedded {report.embedded}"
             + (f", {len(report.problems)} file(s) with problems" if report.problems else "")
         )
+
+
+def _publish(store, as_json: bool) -> None:
+    from memctl.service.retrieval.remote import publish_index
+
+    bar, update = progress_reporter()
+    if bar:
+        with bar:
+            result = publish_index(store, progress=update)
+    else:
+        result = publish_index(store)
+    if as_json:
+        print_json(result)
+        return
+    warn_problems(result["sync"]["problems"])
+    stdout.print(
+        f"published {result['rows']} rows of {result['files']} files to {result['uri']} "
+        f"(version {result['version']}; embedded {result['sync']['embedded']} first)",
+        markup=False,
+    )

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stdout
+from memctl.cli.output import handles_errors, print_json, stderr, stdout
+from memctl.core.errors import UsageError
 from memctl.service import init_store
 
 
@@ -13,14 +14,43 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def init_command(
         directory: Path = typer.Argument(
-            Path("."), help="Project folder; the store is created as DIR/.memory."
+            None, help="Project folder; the store is created as DIR/.memory (default: here)."
+        ),
+        user: bool = typer.Option(
+            False,
+            "--user",
+            help="Create your own store instead, the one every project reads "
+            "($MEMCTL_USER_STORE, else $XDG_DATA_HOME/memctl, else ~/.local/share/memctl).",
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Create a memory store (.memory/ with config.yaml, README and .gitignore)."""
-        store = init_store(directory)
+        if user:
+            if directory is not None:
+                raise UsageError("--user creates the user store where it belongs; drop DIR.")
+            _init_user(as_json)
+            return
+        store = init_store(directory if directory is not None else Path("."))
         if as_json:
             print_json({"store": str(store.root)})
         else:
             stdout.print(f"Created {store.root}")
             stdout.print('Next: memctl add "something worth remembering"')
+
+
+def _init_user(as_json: bool) -> None:
+    from memctl.service.init import enclosing_git_repository, init_user_store
+
+    store = init_user_store()
+    repository = enclosing_git_repository(store.root)
+    if as_json:
+        print_json({"store": str(store.root), "user": True})
+    else:
+        stdout.print(f"Created your user store {store.root}")
+        stdout.print('Next: memctl add --user "I prefer answers in short bullet points"')
+    if repository is not None:
+        stderr.print(
+            f"Note: it is inside the git repository {repository}; memctl never commits it, "
+            "but a `git add` there would. Ignore it there or set MEMCTL_USER_STORE elsewhere.",
+            markup=False,
+        )

@@ -6,10 +6,11 @@ import typer
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
-from memctl.cli.state import current_store
+from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
 from memctl.core.text import clip
-from memctl.service import recall, sync_index
+from memctl.service import sync_index
+from memctl.service.retrieval.federated import federated_recall
 from memctl.service.retrieval.recall import MODES, Hit, start_query_embedding
 
 FORMATS = ("table", "json", "context")
@@ -38,7 +39,8 @@ def context_block(query: str, hits: list[Hit]) -> str:
         lines.append("_No relevant memories._")
     for hit in hits:
         tags = f" [{', '.join(hit.tags)}]" if hit.tags else ""
-        lines.append(f"- **{hit.title}** ({hit.type}, id {hit.id}){tags}")
+        mine = ", user store" if getattr(hit, "store", None) == "user" else ""
+        lines.append(f"- **{hit.title}** ({hit.type}, id {hit.id}{mine}){tags}")
         body = (hit.snippet or hit.body).strip()
         if hit.snippet:
             lines.append(f"  (excerpt of a long memory; full text in {hit.path})")
@@ -70,6 +72,7 @@ def register(app: typer.Typer) -> None:
         include_archived: bool = typer.Option(
             False, "--include-archived", help="Also search archive/."
         ),
+        store_only: bool = store_only_option(),
         as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     ) -> None:
         """Find memories by meaning and by exact words (vector + BM25, fused).
@@ -80,19 +83,20 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."
             )
-        store = current_store(ctx)
+        stores = current_stores(ctx, store_only)
+        store = stores[0][1]
         vector = (
             start_query_embedding(query, store.settings.embedding)
             if mode in ("hybrid", "vector") and query.strip()
             else None
         )
-        report = sync_index(store)
-        warn_problems(report.problems)
-        if include_archived:
-            warn_problems(sync_index(store, archive=True).problems)
+        for _, each in stores:
+            warn_problems(sync_index(each).problems)
+            if include_archived:
+                warn_problems(sync_index(each, archive=True).problems)
         limit = k if k is not None else store.settings.recall.k
-        hits = recall(
-            store,
+        hits = federated_recall(
+            stores,
             query,
             k=limit,
             mode=mode,
@@ -111,12 +115,14 @@ def register(app: typer.Typer) -> None:
             if not hits:
                 stdout.print("No memories found.")
                 return
+            federated = len(stores) > 1
             table = Table(box=None, pad_edge=False)
-            for column in ("score", "id", "type", "memory"):
+            for column in ("score", "id", "type", *(["store"] if federated else []), "memory"):
                 table.add_column(column)
             for hit in hits:
                 shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
+                where = [getattr(hit, "store", "project")] if federated else []
                 table.add_row(
-                    f"{hit.score:.3f}", hit.id, hit.type, f"[bold]{hit.title}[/]\n{shown}"
+                    f"{hit.score:.3f}", hit.id, hit.type, *where, f"[bold]{hit.title}[/]\n{shown}"
                 )
             stdout.print(table)

@@ -16,6 +16,7 @@ from memctl.core.consolidation import markdown_sections
 from memctl.core.context_fit import Part, fit
 from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
+from memctl.core.federation import interleave_by_rank
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
@@ -120,6 +121,7 @@ class Recalled:
     memory: Memory
     path: str
     via: list[str]
+    store: str | None = None  # "user" for a memory of the user store; None: the one store
 
 
 def relevant_memories(
@@ -230,8 +232,10 @@ def _session_parts(summary: str, shown) -> list[Part]:
 def _memory_part(rank: int, item: Recalled) -> Part:
     memory, origins = item.memory, item.via
     when = _day(memory)
+    mine = ", user store" if item.store == "user" else ""
     about = (
-        f"({memory.type}{', ' + when if when else ''}, id {memory.id}, via {', '.join(origins)})"
+        f"({memory.type}{', ' + when if when else ''}, id {memory.id}, "
+        f"via {', '.join(origins)}{mine})"
     )
     title = memory.display_title
     body = flatten_body(memory.body)
@@ -248,15 +252,21 @@ def _memory_part(rank: int, item: Recalled) -> Part:
     return Part("memories", levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
 
 
-def _fact_part(rank: int, memory: Memory) -> Part:
+def _fact_part(rank: int, memory: Memory, store: str | None = None) -> Part:
     text = flatten_body(memory.body) or memory.display_title
-    line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g})"
+    mine = ", user store" if store == "user" else ""
+    line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g}{mine})"
     return Part("facts", [line, ""], 35 - rank * 0.1, "preference or fact", key=f"fact:{memory.id}")
 
 
 def build_context(
-    store: Store, query: str | None = None, budget: int | None = None, session_id: str | None = None
+    store: Store,
+    query: str | None = None,
+    budget: int | None = None,
+    session_id: str | None = None,
+    user_store: Store | None = None,
 ) -> ContextResult:
+    """`user_store`: also show its relevant memories and its preferences and profile facts."""
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
     from memctl.service.retrieval.indexing import sync_index
 
@@ -271,14 +281,18 @@ def build_context(
     used_query, query_from = choose_query(query, task, turns)
 
     sync_index(store)
-    memories = relevant_memories(
-        store,
-        used_query,
-        session_id,
-        settings.max_memories,
-        settings.min_similarity,
-    )
-    facts = confident_facts(store, settings.min_confidence, settings.max_facts)
+    limits = (settings.max_memories, settings.max_facts)
+    similarity = settings.min_similarity
+    confidence = settings.min_confidence
+    memories = relevant_memories(store, used_query, session_id, limits[0], similarity)
+    facts = confident_facts(store, confidence, limits[1])
+    user_facts: set[str] = set()
+    if user_store is not None:
+        sync_index(user_store)
+        mine = relevant_memories(user_store, used_query, None, limits[0], similarity)
+        memories, facts, user_facts = _with_user_store(
+            memories, facts, mine, confident_facts(user_store, confidence, limits[1]), limits
+        )
     facts = [f for f in facts if f.id not in {item.memory.id for item in memories}]
 
     parts: list[Part] = []
@@ -287,7 +301,10 @@ def build_context(
     if meta is not None:
         parts += _session_parts(meta.summary, shown_turns)
     parts += [_memory_part(rank, item) for rank, item in enumerate(memories)]
-    parts += [_fact_part(rank, memory) for rank, memory in enumerate(facts)]
+    parts += [
+        _fact_part(rank, memory, "user" if memory.id in user_facts else None)
+        for rank, memory in enumerate(facts)
+    ]
     sections = [
         ("task", "Current task"),
         ("session", f"Session {session_id}"),
@@ -335,6 +352,7 @@ def build_context(
             "via": item.via,
             "path": item.path,
             "shown": shown(f"memory:{item.memory.id}"),
+            **({"store": item.store} if item.store else {}),
         }
         for item in memories
     ]
@@ -345,17 +363,48 @@ def build_context(
             "confidence": m.confidence,
             "text": flatten_body(m.body) or m.display_title,
             "shown": shown(f"fact:{m.id}"),
+            **({"store": "user" if m.id in user_facts else "project"} if user_store else {}),
         }
         for m in facts
     ]
     return result
 
 
+def _with_user_store(
+    memories: list[Recalled],
+    facts: list[Memory],
+    user_memories: list[Recalled],
+    user_facts: list[Memory],
+    limits: tuple[int, int],
+) -> tuple[list[Recalled], list[Memory], set[str]]:
+    """Project and user memories alternated by rank, facts by confidence; the project first on
+    a tie, and on an id both stores hold. Returns the user facts' ids too."""
+    for item in memories:
+        item.store = "project"
+    for item in user_memories:
+        item.store = "user"
+    project_ids = {item.memory.id for item in memories} | {fact.id for fact in facts}
+    user_memories = [item for item in user_memories if item.memory.id not in project_ids]
+    merged = [item for _, item in interleave_by_rank([memories, user_memories], limits[0])]
+    user_facts = [fact for fact in user_facts if fact.id not in project_ids]
+    ranked = sorted(
+        [(fact, 0) for fact in facts] + [(fact, 1) for fact in user_facts],
+        key=lambda pair: (-pair[0].confidence, -pair[0].importance, pair[1], pair[0].id),
+    )
+    return merged, [fact for fact, _ in ranked[: limits[1]]], {fact.id for fact in user_facts}
+
+
 def context_block(
-    store: Store, budget: int | None, session_id: str = "", query: str | None = None
+    store: Store,
+    budget: int | None,
+    session_id: str = "",
+    query: str | None = None,
+    user_store: Store | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
-    result = build_context(store, query=query, budget=budget, session_id=session_id or None)
+    result = build_context(
+        store, query=query, budget=budget, session_id=session_id or None, user_store=user_store
+    )
     shown = tuple(
         item["id"] for item in [*result.memories, *result.facts] if item.get("shown") != "left out"
     )
@@ -365,7 +414,11 @@ def context_block(
 
 
 def agent_context(
-    store: Store, query: str | None = None, budget: int | None = None, session_id: str = ""
+    store: Store,
+    query: str | None = None,
+    budget: int | None = None,
+    session_id: str = "",
+    user_store: Store | None = None,
 ) -> str:
     """The `memctl context` block as hooks and MCP clients receive it."""
-    return context_block(store, budget, session_id, query)[0]
+    return context_block(store, budget, session_id, query, user_store)[0]

@@ -32,6 +32,7 @@ from memctl.store.index import (
     Manifest,
     MemoryIndex,
 )
+from memctl.store.remote_index import index_settings, layered, local_changes
 
 Progress = Callable[[int, int], None]
 
@@ -56,9 +57,27 @@ def index_texts(memory: Memory) -> list[str]:
 
 
 def open_index(store: Store, archive: bool = False) -> Index:
-    """The main index (memories outside archive/), or with `archive` the one over archive/."""
+    """The main index (memories outside archive/), or with `archive` the one over archive/.
+    With `index.mode: remote`, the main index is the published one under the local overlay."""
+    local = local_index(store, archive)
+    if archive or not remote_mode(store):
+        return local
+    return layered(store.index_dir, local, store.section("index"), made_with(store))  # type: ignore[return-value]
+
+
+def local_index(store: Store, archive: bool = False) -> MemoryIndex:
     dimension = store.settings.embedding.dimension
     return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE)
+
+
+def remote_mode(store: Store) -> bool:
+    return index_settings(store.section("index"))[1] == "remote"
+
+
+def made_with(store: Store) -> dict:
+    """What rows must have been made with to be read by this memctl (checked on a published index)."""
+    embedding = store.settings.embedding
+    return {"model": embedding.model, "dim": embedding.dimension, "recipe": INDEX_RECIPE}
 
 
 def manifest_name(archive: bool = False) -> str:
@@ -153,7 +172,12 @@ def _sync_index(
 ) -> SyncReport:
     report = SyncReport()
     stats = indexed_files(store, archive)
-    index = open_index(store, archive)
+    index = local_index(store, archive)
+    if not archive and remote_mode(store):
+        # Why: the published index holds everything else; the local table is only the overlay.
+        stats = local_changes(
+            store.root, store.index_dir, store.section("index"), stats, made_with(store)
+        )
     if not rebuild and _matches_stamp(store, stats, index, archive, report):
         return report
     manifest = Manifest.load(store.index_dir, manifest_name(archive))
@@ -358,7 +382,9 @@ def _read_quietly(store, relpath: str) -> Memory | None:
 def _embed_rows(store, index, pending, report, progress):
     import numpy as np
 
-    reusable = index.vectors_for(sorted({entry[4] for entry in pending}))
+    # Why: in remote mode a moved file or a front-matter edit reuses the published vector.
+    source = open_index(store) if index.table == TABLE and remote_mode(store) else index
+    reusable = source.vectors_for(sorted({entry[4] for entry in pending}))
     todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
     # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
     todo.sort(key=lambda item: len(item[1]))

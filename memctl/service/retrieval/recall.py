@@ -259,18 +259,31 @@ def _search_text(indexes: list[Index], query: str, limit: int, where: MemoryFilt
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
 
 
-def related_hits(store: Store, query: str, hits: list[Hit], min_similarity: float) -> list[Hit]:
+def related_hits(
+    store: Store,
+    query: str,
+    hits: list[Hit],
+    min_similarity: float,
+    user_store: Store | None = None,
+) -> list[Hit]:
     """The hits related enough to the query to be shown unasked (see core.ranking.is_related),
-    judged on the vector each memory is indexed with."""
+    judged on the vector each memory is indexed with; a hit tagged `store: user` is looked up
+    in `user_store`."""
     if not hits or min_similarity <= 0:
         return hits
     from memctl.integrations.query_embedder import get_query_embedder
 
     query_vector = get_query_embedder(store.settings.embedding).embed_query(query)
-    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
+    vectors = {
+        label: open_index(where).vectors_for_ids(
+            sorted({hit.id for hit in hits if getattr(hit, "store", "project") == label})
+        )
+        for label, where in (("project", store), ("user", user_store))
+        if where is not None
+    }
 
     def similarity(hit: Hit) -> float | None:
-        vector = vectors.get(hit.id)
+        vector = vectors.get(getattr(hit, "store", "project"), {}).get(hit.id)
         return None if vector is None else float(vector @ query_vector)
 
     return [hit for hit in hits if is_related(similarity(hit), hit.sources, min_similarity)]

@@ -1,0 +1,140 @@
+"""Reading the project store and the person's user store together.
+
+Each store is searched, synced and indexed on its own, exactly as when it is alone; this module
+only merges the answers into one list whose items say which store they came from. With no user
+store (or `--store-only`), every function here returns what the one-store call returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from memctl.config import Store, open_user_store
+from memctl.core.federation import interleave_by_rank, merge_by_heads
+from memctl.core.memory import Memory
+from memctl.core.routing import PROJECT, USER
+from memctl.service.memories.lookup import Listing, list_memories
+from memctl.service.retrieval.recall import Hit, recall, start_query_embedding
+
+# A hit found by its words needs only half the cosine of one found by meaning alone (the rule the
+# prompt hook uses), and an exact identifier beats every cosine.
+LEXICAL_SOURCES = frozenset({"bm25", "identifier"})
+IDENTIFIER_RELEVANCE = 10.0
+
+Stores = list[tuple[str, Store]]
+
+
+@dataclass
+class StoreHit(Hit):
+    """A recall hit and the store it came from (`project` or `user`)."""
+
+    store: str = PROJECT
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "store": self.store}
+
+
+def stores_to_read(project: Store, store_only: bool = False) -> Stores:
+    """[("project", store)], plus ("user", the user store) when it exists and is wanted."""
+    user = None if store_only else open_user_store(besides=project)
+    return [(PROJECT, project)] + ([(USER, user)] if user is not None else [])
+
+
+def user_store_of(stores: Stores) -> Store | None:
+    return next((store for label, store in stores if label == USER), None)
+
+
+def federated_recall(
+    stores: Stores,
+    query: str,
+    k: int = 5,
+    mode: str = "hybrid",
+    *,
+    query_vector: Future | None = None,
+    **options: Any,
+) -> list[Hit]:
+    """`recall` over every store, merged into one list of k; one store: plain `recall`."""
+    if len(stores) == 1:
+        return recall(stores[0][1], query, k=k, mode=mode, query_vector=query_vector, **options)
+    if query_vector is None and mode in ("hybrid", "vector") and query.strip():
+        query_vector = start_query_embedding(query)  # Why: embedded once, shared by every store
+    answers = [
+        recall(store, query, k=k, mode=mode, query_vector=query_vector, **options)
+        for _, store in stores
+    ]
+    if mode == "bm25" or query_vector is None:
+        merged = interleave_by_rank(answers, k)
+    else:
+        relevance = _relevance(stores, answers, query_vector.result())
+        merged = merge_by_heads(answers, lambda hit: relevance[id(hit)], k)
+    return [_tagged(hit, stores[number][0]) for number, hit in merged]
+
+
+def _relevance(stores: Stores, answers: list[list[Hit]], query_vector) -> dict[int, float]:
+    """A measure every store shares: the cosine of each hit's vector to the query (doubled for
+    a hit that also matched words), an exact identifier above any cosine."""
+    import numpy as np
+
+    from memctl.service.retrieval.indexing import open_index
+
+    query = np.asarray(query_vector, dtype=np.float32)
+    relevance: dict[int, float] = {}
+    for (_, store), hits in zip(stores, answers, strict=True):
+        vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
+        for hit in hits:
+            vector = vectors.get(hit.id)
+            cosine = (
+                float(np.dot(np.asarray(vector, dtype=np.float32), query))
+                if vector is not None
+                else 0.0
+            )
+            if "identifier" in hit.sources:
+                relevance[id(hit)] = IDENTIFIER_RELEVANCE + cosine
+            elif LEXICAL_SOURCES & set(hit.sources):
+                relevance[id(hit)] = 2 * cosine
+            else:
+                relevance[id(hit)] = cosine
+    return relevance
+
+
+def _tagged(hit: Hit, label: str) -> StoreHit:
+    values = {field.name: getattr(hit, field.name) for field in dataclasses.fields(hit)}
+    values["store"] = label
+    return StoreHit(**values)
+
+
+@dataclass
+class FederatedListing(Listing):
+    """Memories of several stores: `memories` as in a Listing, `stores[i]` names the store of
+    `memories[i]` and `roots[i]` the folder its path is relative to."""
+
+    stores: list[str] = dataclasses.field(default_factory=list)
+    roots: list[Any] = dataclasses.field(default_factory=list)
+
+
+def federated_list(
+    stores: Stores,
+    types: list[str] | None = None,
+    tags: list[str] | None = None,
+    include_archived: bool = False,
+) -> FederatedListing:
+    """Every store's memories, oldest first, the project's first when two were made together."""
+    entries: list[tuple[tuple, str, Any, tuple[str, Memory]]] = []
+    problems: list[dict] = []
+    for order, (label, store) in enumerate(stores):
+        listing = list_memories(store, types, tags, include_archived)
+        problems.extend(listing.problems)
+        for relpath, memory in listing.memories:
+            entries.append(
+                ((memory.created or "", order, memory.id), label, store.root, (relpath, memory))
+            )
+    entries.sort(key=lambda entry: entry[0])
+    return FederatedListing(
+        memories=[entry[3] for entry in entries],
+        problems=problems,
+        stores=[entry[1] for entry in entries],
+        roots=[entry[2] for entry in entries],
+    )
