@@ -100,8 +100,9 @@ def test_recall_reads_both_stores_and_tags_each_hit(with_user):
     assert hits[0]["store"] == "user" and "bullet points" in hits[0]["body"]
     assert {hit["store"] for hit in hits} == {"user", "project"}
 
-    deploy = recall_json("how do we deploy", "-k", "2")
+    deploy = recall_json("how do we deploy", "-k", "5")
     assert deploy[0]["store"] == "project" and "make release" in deploy[0]["body"]
+    assert all(hit["store"] == "project" for hit in deploy)  # unrelated preferences stay out
 
     for flag in ("--store-only", "--no-user"):
         alone = recall_json("how should answers be formatted", flag)

@@ -23,6 +23,11 @@ from memctl.service.retrieval.recall import Hit, recall, start_query_embedding
 # prompt hook uses), and an exact identifier beats every cosine.
 LEXICAL_SOURCES = frozenset({"bm25", "identifier"})
 IDENTIFIER_RELEVANCE = 10.0
+# Why: recall always returns its k nearest, related or not, and a small user store's nearest are
+# often unrelated preferences. Its hits join the project's only from this relevance on (a cosine
+# of 0.3 by meaning alone, 0.15 with matching words: the prompt hook's default floor). The
+# project's own hits are never dropped, so its answer is never smaller than it was alone.
+OTHER_STORE_FLOOR = 0.3
 
 Stores = list[tuple[str, Store]]
 
@@ -69,6 +74,9 @@ def federated_recall(
         merged = interleave_by_rank(answers, k)
     else:
         relevance = _relevance(stores, answers, query_vector.result())
+        answers = [answers[0]] + [
+            [hit for hit in hits if relevance[id(hit)] >= OTHER_STORE_FLOOR] for hits in answers[1:]
+        ]
         merged = merge_by_heads(answers, lambda hit: relevance[id(hit)], k)
     return [_tagged(hit, stores[number][0]) for number, hit in merged]
 
