@@ -91,12 +91,12 @@ def test_settings_are_typed_with_defaults_from_the_dataclasses(store):
 
 def test_section_is_the_untyped_view_and_keeps_sections_it_does_not_know(store):
     (store.root / "config.yaml").write_text(
-        "recall:\n  k: 7\nserver:\n  idle_minutes: 10\n", encoding="utf-8"
+        "recall:\n  k: 7\nfuture:\n  idle_minutes: 10\n", encoding="utf-8"
     )
     opened = open_store(store.root, warn=None)
     assert opened.section("recall")["k"] == 7
     assert opened.section("recall")["neighbour_weights"] == [0.4, 0.1]
-    assert opened.section("server") == {"idle_minutes": 10}
+    assert opened.section("future") == {"idle_minutes": 10}
     assert opened.section("nothing") == {}
 
 

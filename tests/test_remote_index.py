@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 
 from memctl.cli.app import app
 
+pytestmark = pytest.mark.model  # recall and sync on the bundled model
+
 runner = CliRunner()
 BUCKET = "team"
 URI = f"s3://{BUCKET}/memctl"

@@ -21,7 +21,7 @@ from server_support import (
 
 from memctl import service
 
-pytestmark = pytest.mark.resident_server
+pytestmark = [pytest.mark.resident_server, pytest.mark.model, pytest.mark.slow]
 
 NOTES = [
     ("We deploy with make release, then promote the rollout with argo", ["deploy"]),

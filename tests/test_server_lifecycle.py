@@ -34,7 +34,7 @@ from server_support import (
 from memctl import service
 from memctl.server import location
 
-pytestmark = pytest.mark.resident_server
+pytestmark = [pytest.mark.resident_server, pytest.mark.model, pytest.mark.slow]
 
 
 @pytest.fixture

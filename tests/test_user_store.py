@@ -17,6 +17,8 @@ from memctl.config import user_store_path
 from memctl.core.federation import interleave_by_rank, merge_by_heads
 from memctl.core.routing import route
 
+pytestmark = pytest.mark.model  # recall and sync on the bundled model
+
 runner = CliRunner()
 ROUTING = {
     "user_types": ["preference", "profile"],

@@ -160,6 +160,6 @@ def _auto_from_config(root: Path) -> bool:
 
     try:
         section = load_config(root).get("server")
-    except Exception:  # noqa: BLE001 - the in-process path reports a broken file; so would the server
-        return True
+    except Exception:  # noqa: BLE001 - a broken config.yaml: in-process reports it at once
+        return False
     return not (isinstance(section, dict) and not section.get("auto", True))
