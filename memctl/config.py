@@ -97,6 +97,11 @@ DEFAULTS: dict[str, Any] = {
         # Share of the budget each section may use before it must shrink first.
         "split": {"task": 0.2, "session": 0.35, "memories": 0.3, "facts": 0.15},
     },
+    # Private memories (scope private, under private/) stay out of context, hooks, MCP and
+    # exports unless a call opts in (--include-private) or this is true.
+    "privacy": {"share_private_with_agents": False},
+    # Memory files are untrusted input: larger ones are reported and skipped, never read whole.
+    "limits": {"max_file_bytes": 2 * 1024 * 1024},
 }
 
 

@@ -20,6 +20,7 @@ from memctl.agents.ingest import ingest_transcript
 from memctl.config import Store, open_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
+from memctl.service.privacy import shares_private
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
 from memctl.store.hook_state import load_session_state, safe_name, save_session_state
@@ -92,7 +93,7 @@ def prompt_context(store: Store, payload: HookPayload) -> str:
 
     k = int(settings.get("prompt_k", 3))
     query = payload.prompt.strip()[:2000]
-    hits = recall(store, query, k=k * 3)
+    hits = recall(store, query, k=k * 3, include_private=shares_private(store))
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     fresh = [hit for hit in hits if hit.id not in shown]
     relevant = related_hits(store, query, fresh, float(settings.get("prompt_min_similarity", 0.3)))

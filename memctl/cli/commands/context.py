@@ -24,6 +24,12 @@ def register(app: typer.Typer) -> None:
         session: str = typer.Option(
             None, "--session", "-S", help="Include this session's summary and recent turns."
         ),
+        include_private: bool = typer.Option(
+            None,
+            "--include-private/--no-private",
+            help="Include private memories (default: no, unless config.yaml sets "
+            "privacy.share_private_with_agents).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the parts separately as JSON."),
     ) -> None:
         """Assemble what an agent should see before its next call, as Markdown under a token budget.
@@ -34,7 +40,13 @@ def register(app: typer.Typer) -> None:
         """
         if budget is not None and budget < 50:
             raise UsageError("--budget must be at least 50 tokens.")
-        result = build_context(current_store(ctx), query=query, budget=budget, session_id=session)
+        result = build_context(
+            current_store(ctx),
+            query=query,
+            budget=budget,
+            session_id=session,
+            include_private=include_private,
+        )
         if as_json:
             print_json(result.to_dict())
         else:

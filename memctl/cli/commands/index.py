@@ -43,14 +43,16 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print counts and problems as JSON."),
     ) -> None:
-        """Sync the index with the files: embed new or changed files, drop deleted ones."""
+        """Sync the index with the files: embed new or changed files, drop deleted ones.
+
+        The index table is checked too; a damaged one is rebuilt from the files."""
         store = current_store(ctx)
         bar, update = progress_reporter()
         if bar:
             with bar:
-                report = sync_index(store, rebuild=rebuild, progress=update)
+                report = sync_index(store, rebuild=rebuild, progress=update, verify=True)
         else:
-            report = sync_index(store, rebuild=rebuild)
+            report = sync_index(store, rebuild=rebuild, verify=True)
         if as_json:
             print_json(report.to_dict())
             return

@@ -18,7 +18,8 @@ from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.memory import Memory
 from memctl.core.task import TaskState, render_task
-from memctl.store.files import read_memory
+from memctl.service.privacy import shares_private, visible
+from memctl.store.files import max_file_bytes, read_memory
 from memctl.store.sessions import read_meta, read_turns
 from memctl.store.task_state import read_task
 
@@ -114,7 +115,7 @@ def _has_index(store: Store) -> bool:
 
 def _read(store: Store, relpath: str) -> Memory | None:
     try:
-        return read_memory(store.root, relpath)
+        return read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
     except (OSError, InvalidMemoryFile):
         return None
 
@@ -157,16 +158,24 @@ def _related(store: Store, query: str, hits: list, min_similarity: float) -> lis
 
 
 def relevant_memories(
-    store: Store, query: str | None, session_id: str | None, limit: int, min_similarity: float = 0.2
+    store: Store,
+    query: str | None,
+    session_id: str | None,
+    limit: int,
+    min_similarity: float = 0.2,
+    include_private: bool = False,
 ) -> list[Recalled]:
     """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from."""
     from memctl.service.retrieval.recall import recall
 
     found: dict[str, Recalled] = {}
+    scope = "" if include_private else " AND scope != 'private'"
 
     def offer(memory: Memory | None, path: str, origin: str) -> bool:
         if memory is None or (session_id and memory.extra.get("session_id") == session_id):
             return False  # the session's own episodes are already in its summary
+        if not visible(memory, include_private):
+            return False
         if memory.id in found:
             if origin not in found[memory.id].via:
                 found[memory.id].via.append(origin)
@@ -175,17 +184,31 @@ def relevant_memories(
         return True
 
     if query and _has_index(store):
-        for hit in recall(store, query, k=KNOWLEDGE_HITS, types=["knowledge"], sync=False):
+        for hit in recall(
+            store,
+            query,
+            k=KNOWLEDGE_HITS,
+            types=["knowledge"],
+            sync=False,
+            include_private=include_private,
+        ):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "knowledge")
-        hits = recall(store, query, k=SEMANTIC_HITS, types=list(RECALL_TYPES), sync=False)
+        hits = recall(
+            store,
+            query,
+            k=SEMANTIC_HITS,
+            types=list(RECALL_TYPES),
+            sync=False,
+            include_private=include_private,
+        )
         for hit in _related(store, query, hits, min_similarity):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "semantic")
     else:
-        rows = _index_rows(store, "archived = false AND type = 'knowledge'")
+        rows = _index_rows(store, "archived = false AND type = 'knowledge'" + scope)
         rows.sort(key=lambda r: (-float(r["importance"]), _newest_first(r["updated"]), r["id"]))
         for row in rows[:KNOWLEDGE_HITS]:
             offer(_read(store, row["path"]), row["path"], "knowledge")
-    rows = _index_rows(store, "archived = false AND type = 'episodic'")
+    rows = _index_rows(store, "archived = false AND type = 'episodic'" + scope)
     rows.sort(key=lambda r: (_newest_first(r["created"]), r["id"]))
     recent = 0
     for row in rows:
@@ -206,12 +229,19 @@ def _newest_first(text: str | None) -> tuple:
     return tuple(-ord(ch) for ch in (text or ""))
 
 
-def confident_facts(store: Store, min_confidence: float, limit: int) -> list[Memory]:
+def confident_facts(
+    store: Store, min_confidence: float, limit: int, include_private: bool = False
+) -> list[Memory]:
     quoted = ",".join(f"'{t}'" for t in FACT_TYPES)
+    scope = "" if include_private else " AND scope != 'private'"
     facts = []
-    for row in _index_rows(store, f"archived = false AND type IN ({quoted})"):
+    for row in _index_rows(store, f"archived = false AND type IN ({quoted})" + scope):
         memory = _read(store, row["path"])
-        if memory is not None and memory.confidence >= min_confidence:
+        if (
+            memory is not None
+            and visible(memory, include_private)
+            and memory.confidence >= min_confidence
+        ):
             facts.append(memory)
     facts.sort(key=lambda m: (-m.confidence, -m.importance, m.id))
     return facts[:limit]
@@ -290,9 +320,24 @@ def _fact_part(rank: int, memory: Memory) -> Part:
 
 
 def build_context(
-    store: Store, query: str | None = None, budget: int | None = None, session_id: str | None = None
+    store: Store,
+    query: str | None = None,
+    budget: int | None = None,
+    session_id: str | None = None,
+    include_private: bool | None = None,
+) -> ContextResult:
+    """The context block and what it shows. Private memories only when shared (service.privacy)."""
+    from memctl.service.retrieval.index_guard import read_repairing
+
+    shared = shares_private(store, include_private)
+    return read_repairing(store, lambda: _build_context(store, query, budget, session_id, shared))
+
+
+def _build_context(
+    store: Store, query: str | None, budget: int | None, session_id: str | None, shared: bool
 ) -> ContextResult:
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
+    from memctl.service.retrieval.index_guard import verify_index
     from memctl.service.retrieval.indexing import sync_index
 
     settings = store.section("context")
@@ -306,15 +351,20 @@ def build_context(
     used_query, query_from = choose_query(query, task, turns)
 
     sync_index(store)
+    verify_index(store)
     memories = relevant_memories(
         store,
         used_query,
         session_id,
         int(settings.get("max_memories", 10)),
         float(settings.get("min_similarity", 0.2)),
+        include_private=shared,
     )
     facts = confident_facts(
-        store, float(settings.get("min_confidence", 0.6)), int(settings.get("max_facts", 20))
+        store,
+        float(settings.get("min_confidence", 0.6)),
+        int(settings.get("max_facts", 20)),
+        include_private=shared,
     )
     facts = [f for f in facts if f.id not in {item.memory.id for item in memories}]
 
@@ -389,10 +439,20 @@ def build_context(
 
 
 def context_block(
-    store: Store, budget: int, session_id: str = "", query: str | None = None
+    store: Store,
+    budget: int,
+    session_id: str = "",
+    query: str | None = None,
+    include_private: bool | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
-    result = build_context(store, query=query, budget=budget, session_id=session_id or None)
+    result = build_context(
+        store,
+        query=query,
+        budget=budget,
+        session_id=session_id or None,
+        include_private=include_private,
+    )
     shown = tuple(
         item["id"] for item in [*result.memories, *result.facts] if item.get("shown") != "left out"
     )
@@ -402,7 +462,11 @@ def context_block(
 
 
 def agent_context(
-    store: Store, query: str | None = None, budget: int = 2000, session_id: str = ""
+    store: Store,
+    query: str | None = None,
+    budget: int = 2000,
+    session_id: str = "",
+    include_private: bool | None = None,
 ) -> str:
     """The `memctl context` block as hooks and MCP clients receive it."""
-    return context_block(store, budget, session_id, query)[0]
+    return context_block(store, budget, session_id, query, include_private)[0]

@@ -23,9 +23,10 @@ from memctl.core.ranking import (
     sequence_neighbours,
     spread_to_neighbours,
 )
+from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.store.access import record_access
-from memctl.store.files import read_memory
+from memctl.store.files import max_file_bytes, read_memory
 from memctl.store.index import sql_quote
 
 MODES = ("hybrid", "bm25", "vector")
@@ -62,8 +63,8 @@ class Hit:
         }
 
 
-def build_filter(types=None, tags=None, agent=None) -> str | None:
-    clauses = []
+def build_filter(types=None, tags=None, agent=None, include_private: bool = True) -> str | None:
+    clauses = [] if include_private else ["scope != 'private'"]
     if types:
         clauses.append("type IN (" + ",".join(sql_quote(t) for t in types) + ")")
     for tag in tags or ():
@@ -86,8 +87,12 @@ def recall(
     include_archived: bool = False,
     sync: bool = True,
     query_vector: Future | None = None,
+    include_private: bool = True,
 ) -> list[Hit]:
-    """`query_vector` may come from start_query_embedding(), begun before the caller's own sync."""
+    """`query_vector` may come from start_query_embedding(), begun before the caller's own sync.
+
+    `include_private=False` leaves out private memories: what an agent's context gets unless
+    the user shares them (see service.privacy)."""
     if mode not in MODES:
         raise UsageError(f"Unknown recall mode '{mode}'. Choose one of: {', '.join(MODES)}.")
     if k < 1:
@@ -101,6 +106,26 @@ def recall(
         sync_index(store)
     if sync and include_archived:
         sync_index(store, archive=True)
+    where = build_filter(types, tags, agent, include_private)
+    return read_repairing(
+        store,
+        lambda: _search(store, query, k, mode, where, include_archived, query_vector),
+        archive=include_archived,
+    )
+
+
+def _search(
+    store: Store,
+    query: str,
+    k: int,
+    mode: str,
+    where: str | None,
+    include_archived: bool,
+    query_vector: Future | None,
+) -> list[Hit]:
+    verify_index(store)
+    if include_archived:
+        verify_index(store, archive=True)
     settings = store.section("recall")
     # Why: archived memories have their own table; the main one never holds them.
     indexes = [open_index(store)] + ([open_index(store, archive=True)] if include_archived else [])
@@ -109,7 +134,6 @@ def recall(
         if query_vector is not None:
             query_vector.exception()  # Why: let the model thread finish before the process exits.
         return []
-    where = build_filter(types, tags, agent)
     pool = max(int(settings.get("candidates") or 50), k * 3)
 
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
@@ -288,7 +312,7 @@ def start_query_embedding(query: str) -> Future:
 def _to_hit(store: Store, row: dict, score: float, sources: set[str]) -> Hit | None:
     """Read the file: it is the truth, the row only a cache."""
     try:
-        memory = read_memory(store.root, row["path"])
+        memory = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
     except (OSError, InvalidMemoryFile):
         return None
     return Hit(
