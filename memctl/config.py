@@ -224,6 +224,19 @@ class RoutingSettings:  # where extraction and the hooks write when a user store
 
 
 @dataclass(frozen=True)
+class PrivacySettings:
+    # Private memories (scope private, under private/) stay out of context, hooks, MCP and
+    # exports unless a call opts in (--include-private) or this is true.
+    share_private_with_agents: bool = setting(False)
+
+
+@dataclass(frozen=True)
+class LimitsSettings:
+    # Memory files are untrusted input: larger ones are reported and skipped, never read whole.
+    max_file_bytes: int = setting(2 * 1024 * 1024, at_least=1024)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything config.yaml can say, checked; one field per section."""
 
@@ -242,6 +255,8 @@ class Settings:
     server: ServerSettings = section(ServerSettings)
     index: IndexSettings = section(IndexSettings)
     routing: RoutingSettings = section(RoutingSettings)
+    privacy: PrivacySettings = section(PrivacySettings)
+    limits: LimitsSettings = section(LimitsSettings)
 
 
 SECTIONS = tuple(f.name for f in dataclasses.fields(Settings))

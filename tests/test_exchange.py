@@ -81,7 +81,9 @@ def times(store) -> dict[str, tuple]:
 
 
 def test_jsonl_round_trip_into_an_empty_store_gives_the_same_memories(filled, tmp_path):
-    exported = export_memories(filled, "jsonl", project_root=tmp_path)
+    by_default = export_memories(filled, "jsonl", project_root=tmp_path)
+    assert by_default.exported == 3 and "team vault" not in by_default.text  # private stays
+    exported = export_memories(filled, "jsonl", project_root=tmp_path, include_private=True)
     assert exported.exported == 4 and exported.text.count("\n") == 4
     dump = tmp_path / "memories.jsonl"
     dump.write_text(exported.text, encoding="utf-8")

@@ -19,6 +19,7 @@ from memctl.agents.ingest import ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
+from memctl.service.privacy import shares_private
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
 from memctl.store.hook_state import load_session_state, safe_name, save_session_state
@@ -90,7 +91,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     k = settings.prompt_k
     query = payload.prompt.strip()[:2000]
     stores = [("project", store)] + ([("user", user_store)] if user_store is not None else [])
-    hits = federated_recall(stores, query, k=k * 3)
+    hits = federated_recall(stores, query, k=k * 3, include_private=shares_private(store))
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     fresh = [hit for hit in hits if hit.id not in shown]
     relevant = related_hits(store, query, fresh, settings.prompt_min_similarity, user_store)

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from memctl.core.errors import InvalidMemoryFile
+from memctl.core.ids import ID_RULE, is_safe_id
 from memctl.core.memory import (
     FIELD_ORDER,
     MEMORY_TYPES,
@@ -21,6 +22,7 @@ from memctl.core.memory import (
     SOURCES,
     Memory,
 )
+from memctl.core.safe_yaml import load_bounded
 from memctl.core.text import utc_timestamp
 
 _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(\s|$)")
@@ -81,12 +83,15 @@ def split_front_matter(path: Path | str, text: str) -> tuple[dict[str, Any], str
         raise InvalidMemoryFile(path, 1, "front matter opened with '---' but never closed")
     block = "\n".join(lines[1:end])
     try:
-        data = yaml.safe_load(block) if block.strip() else {}
+        data = load_bounded(block) if block.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = (mark.line + 2) if mark is not None else 2
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InvalidMemoryFile(path, line, f"broken YAML front matter: {problem}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        # Why: a value PyYAML cannot build must not stop every command (see core/safe_yaml).
+        raise InvalidMemoryFile(path, 2, f"broken YAML front matter: {exc}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -125,9 +130,34 @@ def _choice(path, data, key, allowed, default):
 
 
 def parse_memory(path: Path | str, raw: bytes, default_id: str, default_type: str) -> Memory:
-    """Build a Memory from file bytes. Missing fields take defaults; nothing is written back."""
+    """Build a Memory from file bytes. Missing fields take defaults; nothing is written back.
+
+    Any problem, whatever Python error it starts as, is an InvalidMemoryFile with a line.
+    """
     text = check_text(path, raw)
     data, body, _ = split_front_matter(path, text)
+    try:
+        return _memory_from(path, data, body, default_id, default_type)
+    except InvalidMemoryFile:
+        raise
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise InvalidMemoryFile(path, 2, f"unusable front matter: {exc}") from None
+
+
+def _checked_id(path, data: dict, default_id: str) -> str:
+    value = data.get("id")
+    if not value:
+        return default_id
+    memory_id = str(value)
+    if not is_safe_id(memory_id):
+        shown = memory_id if len(memory_id) <= 100 else memory_id[:100] + "…"
+        raise InvalidMemoryFile(
+            path, _line_of(data, "id"), f"'id' is '{shown}'; an id must {ID_RULE}"
+        )
+    return memory_id
+
+
+def _memory_from(path, data: dict, body: str, default_id: str, default_type: str) -> Memory:
     tags = data.get("tags") or []
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.split(",") if t.strip()]
@@ -146,7 +176,7 @@ def parse_memory(path: Path | str, raw: bytes, default_id: str, default_type: st
         ) from None
     known = set(FIELD_ORDER)
     return Memory(
-        id=str(data.get("id") or default_id),
+        id=_checked_id(path, data, default_id),
         title=str(data.get("title") or ""),
         type=_choice(path, data, "type", MEMORY_TYPES, default_type),
         tags=[str(t) for t in tags],

@@ -36,6 +36,7 @@ class SyncReport:
     embedded: int = 0
     rebuilt: bool = False
     problems: list[dict] = field(default_factory=list)
+    repaired: str | None = None  # the damage a rebuild repaired (see store.index_health)
 
     def to_dict(self) -> dict:
         return {
@@ -46,6 +47,7 @@ class SyncReport:
             "embedded": self.embedded,
             "rebuilt": self.rebuilt,
             "problems": self.problems,
+            **({"repaired": self.repaired} if self.repaired else {}),
         }
 
     @property

@@ -3,6 +3,8 @@
 Tools recall, add, context and forget call the same service functions as the CLI, so a memory
 added here is validated, redacted and deduplicated exactly like `memctl add`. Every memory is
 also a resource, `memctl://memory/{id}` (its Markdown file), listed with `memctl://memories`.
+Private memories stay out of tools and resources unless a call passes `include_private` or
+config.yaml sets `privacy.share_private_with_agents` (see service.privacy).
 """
 
 from __future__ import annotations
@@ -35,13 +37,25 @@ def build_server(store: Store) -> Any:
 
     from memctl import service
     from memctl.service.memories.forgetting import forget_memory
+    from memctl.service.privacy import shares_private
     from memctl.service.retrieval.context import agent_context
+
+    def opted_in(include_private: bool) -> bool:
+        return shares_private(store, True if include_private else None)
+
+    def shared_memories():
+        everything = shares_private(store)
+        return [
+            (relpath, memory)
+            for relpath, memory in service.list_memories(store).memories
+            if everything or memory.scope != "private"
+        ]
 
     class MemoryServer(MCPServer):
         async def list_resources(self):
             """The fixed resources, then one per memory (read fresh on every listing)."""
             listed = list(await super().list_resources())
-            for relpath, memory in service.list_memories(store).memories:
+            for relpath, memory in shared_memories():
                 listed.append(
                     Resource(
                         uri=memory_uri(memory.id),
@@ -61,15 +75,28 @@ def build_server(store: Store) -> Any:
         except MemctlError as exc:  # the model reads the message and can correct its call
             raise ToolError(str(exc)) from None
 
-    @server.tool(description="Find memories by meaning and exact words. Returns the best `k`.")
+    @server.tool(
+        description=(
+            "Find memories by meaning and exact words. Returns the best `k`. Private memories "
+            "only with include_private=true, when the user asked for them."
+        )
+    )
     def recall(
         query: str,
         k: int = store.settings.recall.k,
         types: list[str] | None = None,
         tags: list[str] | None = None,
+        include_private: bool = False,
     ) -> list[dict]:
         hits = tool_call(
-            lambda: service.recall(store, query, k=k, types=types or None, tags=tags or None)
+            lambda: service.recall(
+                store,
+                query,
+                k=k,
+                types=types or None,
+                tags=tags or None,
+                include_private=opted_in(include_private),
+            )
         )
         return [hit.to_dict() for hit in hits]
 
@@ -106,11 +133,19 @@ def build_server(store: Store) -> Any:
     @server.tool(
         description=(
             "A Markdown block of what this project remembers, within `budget` tokens; with "
-            "`query`, focused on it."
+            "`query`, focused on it. Private memories only with include_private=true."
         )
     )
-    def context(query: str | None = None, budget: int = store.settings.context.budget) -> str:
-        return tool_call(lambda: agent_context(store, query=query, budget=budget))
+    def context(
+        query: str | None = None,
+        budget: int = store.settings.context.budget,
+        include_private: bool = False,
+    ) -> str:
+        return tool_call(
+            lambda: agent_context(
+                store, query=query, budget=budget, include_private=opted_in(include_private)
+            )
+        )
 
     @server.tool(description="Forget a memory by id: its file and index rows are removed.")
     def forget(id: str) -> dict:  # `id`: the argument name the client sees
@@ -123,7 +158,6 @@ def build_server(store: Store) -> Any:
         description="Every memory: id, title, type, tags and its resource URI.",
     )
     def memories_index() -> str:
-        listing = service.list_memories(store)
         return json.dumps(
             [
                 {
@@ -133,7 +167,7 @@ def build_server(store: Store) -> Any:
                     "tags": list(m.tags),
                     "uri": memory_uri(m.id),
                 }
-                for _, m in listing.memories
+                for _, m in shared_memories()
             ],
             ensure_ascii=False,
         )
@@ -146,7 +180,12 @@ def build_server(store: Store) -> Any:
     )
     def memory_file(memory_id: str) -> str:
         try:
-            path, _ = service.get_memory(store, memory_id)
+            path, memory = service.get_memory(store, memory_id)
+            if memory.scope == "private" and not shares_private(store):
+                raise MemctlError(
+                    f"Memory '{memory_id}' is private; it is shared with agents only when "
+                    "config.yaml sets privacy.share_private_with_agents."
+                )
             return path.read_text(encoding="utf-8")
         except (MemctlError, OSError) as exc:
             raise ResourceError(str(exc)) from None

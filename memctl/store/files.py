@@ -11,9 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME
+from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
+from memctl.core.errors import InvalidMemoryFile, UsageError
 from memctl.core.frontmatter import parse_memory, render_memory
+from memctl.core.ids import ID_RULE, id_from_name, is_safe_id
 from memctl.core.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
+from memctl.store.safe_read import DEFAULT_MAX_FILE_BYTES, read_store_file
 
 _ID_SUFFIX = re.compile(r"-([0-9a-z]{12})$")
 _ROOT_FILES = {"README.md", "CHANGELOG.md"}
@@ -53,10 +56,28 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
 
 
 def default_id(relpath: str) -> str:
-    """Id for a hand-written file without one: the id suffix of its name, else its name."""
+    """Id for a hand-written file without one: the id suffix of its name, else its name (made
+    safe to use in a path, see core.ids)."""
     stem = Path(relpath).stem
     match = _ID_SUFFIX.search(stem)
-    return match.group(1) if match else stem
+    return match.group(1) if match else id_from_name(stem)
+
+
+def max_file_bytes(store: Store) -> int:
+    """`limits.max_file_bytes`: memory files larger than this are reported and skipped."""
+    return store.settings.limits.max_file_bytes
+
+
+def check_id(memory_id: str) -> str:
+    """The id, when it is safe to put in a file name; a UsageError otherwise."""
+    if not is_safe_id(memory_id):
+        raise UsageError(f"Id '{memory_id[:100]}' cannot name a file; an id must {ID_RULE}.")
+    return memory_id
+
+
+def lock_path(locks_dir: Path, memory_id: str) -> Path:
+    """The lock file of one memory (never outside `locks_dir`, whatever the id says)."""
+    return locks_dir / f"{check_id(memory_id)}.lock"
 
 
 def default_type(relpath: str) -> str:
@@ -70,15 +91,24 @@ def is_archived(relpath: str) -> bool:
     return relpath.startswith(ARCHIVE_DIRNAME + "/")
 
 
-def read_memory(root: Path, relpath: str, raw: bytes | None = None) -> Memory:
-    """Parse one file. Raises InvalidMemoryFile with the path and line on bad content."""
+def read_memory(
+    root: Path, relpath: str, raw: bytes | None = None, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> Memory:
+    """Parse one file. Raises InvalidMemoryFile with the path and line on bad content, or when
+    it is not a regular file in the store under `max_bytes` (see store.safe_read)."""
     path = root / relpath
     if raw is None:
-        raw = path.read_bytes()
+        raw = read_store_file(root, relpath, max_bytes)
     return parse_memory(path, raw, default_id(relpath), default_type(relpath))
 
 
+def read_memory_bytes(root: Path, relpath: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+    """The raw bytes of a memory file, under the same rules as read_memory."""
+    return read_store_file(root, relpath, max_bytes)
+
+
 def path_for(root: Path, memory: Memory) -> Path:
+    check_id(memory.id)
     folder = (
         root / PRIVATE_DIRNAME / memory.type if memory.scope == "private" else root / memory.type
     )
@@ -117,8 +147,6 @@ def read_state_json(path: Path, what: str):
     """A JSON file of the state area, or None when absent; a broken one names its line."""
     import json
 
-    from memctl.core.errors import InvalidMemoryFile
-
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -139,7 +167,12 @@ def file_lock(lock_path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def find_by_id(root: Path, memory_id: str, include_archived: bool = True) -> str | None:
+def find_by_id(
+    root: Path,
+    memory_id: str,
+    include_archived: bool = True,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> str | None:
     """Relative path of the memory with this id, by file name first, then by content."""
     files = scan_files(root, include_archived=include_archived)
     for relpath in sorted(files):
@@ -147,33 +180,38 @@ def find_by_id(root: Path, memory_id: str, include_archived: bool = True) -> str
             return relpath
     for relpath in sorted(files):
         try:
-            if read_memory(root, relpath).id == memory_id:
+            if read_memory(root, relpath, max_bytes=max_bytes).id == memory_id:
                 return relpath
-        except Exception:  # noqa: BLE001 - a broken file is simply not the one we look for
+        except (OSError, InvalidMemoryFile):  # a broken file is simply not the one we look for
             continue
     return None
 
 
 def paths_with_id(
-    root: Path, memory_id: str, files: dict[str, FileStat] | None = None
+    root: Path,
+    memory_id: str,
+    files: dict[str, FileStat] | None = None,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> list[str]:
     """Every file holding the memory with this id (a copy in archive/ included), sorted.
 
-    A file that cannot be parsed counts when its name carries the id.
+    A file that cannot be parsed, or read at all, counts when its name carries the id.
     """
     files = scan_files(root, include_archived=True) if files is None else files
     found = []
     for relpath in sorted(files):
         named = default_id(relpath) == memory_id
         try:
-            raw = (root / relpath).read_bytes()
-        except OSError:
+            raw = read_store_file(root, relpath, max_bytes)
+        except (OSError, InvalidMemoryFile):
+            if named:
+                found.append(relpath)
             continue
         if not named and memory_id.encode("utf-8") not in raw:
             continue  # Why: a cheap test first; parsing every file would be slow on a big store.
         try:
             holds = read_memory(root, relpath, raw).id == memory_id
-        except Exception:  # noqa: BLE001 - a broken file is judged by its name alone
+        except InvalidMemoryFile:  # a broken file is judged by its name alone
             holds = named
         if holds:
             found.append(relpath)

@@ -25,6 +25,12 @@ def register(app: typer.Typer) -> None:
             None, "--session", "-S", help="Include this session's summary and recent turns."
         ),
         store_only: bool = store_only_option(),
+        include_private: bool = typer.Option(
+            None,
+            "--include-private/--no-private",
+            help="Include private memories (default: no, unless config.yaml sets "
+            "privacy.share_private_with_agents).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the parts separately as JSON."),
     ) -> None:
         """Assemble what an agent should see before its next call, as Markdown under a token budget.
@@ -44,6 +50,7 @@ def register(app: typer.Typer) -> None:
             budget=budget,
             session_id=session,
             user_store=user_store_of(stores),
+            include_private=include_private,
         )
         if as_json:
             print_json(result.to_dict())

@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
         include_private: bool = typer.Option(
             None,
             "--include-private/--no-private",
-            help="Include private memories (default: only in jsonl).",
+            help="Include private memories (default: no, unless config.yaml sets "
+            "privacy.share_private_with_agents).",
         ),
         as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
     ) -> None:

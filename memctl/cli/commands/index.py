@@ -52,6 +52,7 @@ def register(app: typer.Typer) -> None:
 
         With index.mode: remote, first pin the latest published index, then embed only the
         files this clone changed or added (the local overlay).
+        The index table is checked too; a damaged one is rebuilt from the files.
         """
         store = current_store(ctx)
         if publish:
@@ -63,9 +64,9 @@ def register(app: typer.Typer) -> None:
         bar, update = progress_reporter()
         if bar:
             with bar:
-                report = sync_index(store, rebuild=rebuild, progress=update)
+                report = sync_index(store, rebuild=rebuild, progress=update, verify=True)
         else:
-            report = sync_index(store, rebuild=rebuild)
+            report = sync_index(store, rebuild=rebuild, verify=True)
         if as_json:
             print_json({**report.to_dict(), **({"published": pulled} if pulled else {})})
             return

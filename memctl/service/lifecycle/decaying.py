@@ -20,7 +20,7 @@ from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
 from memctl.core.text import utc_timestamp
 from memctl.service.retrieval.indexing import indexed_files, open_index, sync_index
 from memctl.store.access import load_access
-from memctl.store.files import file_lock, paths_with_id, read_memory
+from memctl.store.files import file_lock, max_file_bytes, paths_with_id, read_memory
 
 # Not a *.md file, so the scanner never takes it for a memory.
 ARCHIVE_LOG = "ARCHIVE_LOG.jsonl"
@@ -65,9 +65,14 @@ def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemo
     seen: dict[str, str] = {}  # id -> the relpath that has it
     for relpath, stat in sorted(indexed_files(store, archive).items()):
         try:
-            memory = read_memory(store.root, relpath)
+            memory = read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
         except InvalidMemoryFile as exc:
             problems.append(exc.to_dict())
+            continue
+        except OSError as exc:  # gone since the scan, or unreadable
+            problems.append(
+                {"path": str(store.root / relpath), "line": 0, "problem": f"unreadable: {exc}"}
+            )
             continue
         if memory.id in seen:
             problems.append(
@@ -151,7 +156,7 @@ def restore_memory(store: Store, memory_id: str) -> dict[str, str]:
             raise MemctlError(f"Memory '{memory_id}' is not archived.")
         raise MemoryNotFound(memory_id)
     source = archived[0]
-    memory = read_memory(store.root, source)
+    memory = read_memory(store.root, source, max_bytes=max_file_bytes(store))
     target = _restored_path(source, memory)
     _move(store, source, target)
     append_log(

@@ -9,7 +9,6 @@ moved on (another `version`, other bytes) since it was first read.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,12 +41,21 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
+from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index
-from memctl.store.files import file_lock, find_by_id, path_for, read_memory, write_memory
+from memctl.store.files import (
+    check_id,
+    file_lock,
+    find_by_id,
+    lock_path,
+    max_file_bytes,
+    path_for,
+    read_memory,
+    read_memory_bytes,
+    write_memory,
+)
 
 Change = Callable[[Memory], tuple[Memory, str]]
-
-_RESTORABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 
 
 @dataclass
@@ -92,10 +100,8 @@ def build_memory(
     expires: str | None = None,
     relations: list[dict[str, str]] | None = None,
 ) -> Memory:
-    if memory_id is not None and not _RESTORABLE_ID.fullmatch(memory_id):
-        raise UsageError(
-            f"Id '{memory_id}' cannot name a file; use letters, digits, '.', '_' or '-'."
-        )
+    if memory_id is not None:
+        check_id(memory_id)
     if type not in MEMORY_TYPES:
         raise UsageError(f"Unknown type '{type}'. Choose one of: {', '.join(MEMORY_TYPES)}.")
     for name, value in (("importance", importance), ("confidence", confidence)):
@@ -222,7 +228,11 @@ def save_memory(
             relpath = _locate(store, target_id, None)
             decision = Decision(
                 "merge" if duplicate_of else "update",
-                Neighbor(read_memory(store.root, relpath), relpath, None),
+                Neighbor(
+                    read_memory(store.root, relpath, max_bytes=max_file_bytes(store)),
+                    relpath,
+                    None,
+                ),
                 "named target",
             )
         else:
@@ -273,13 +283,14 @@ def rewrite_memory(
     store: Store, memory_id: str, relpath: str | None, change: Change
 ) -> tuple[Path, Memory, str]:
     """Read-modify-write one memory under its lock; `version` goes up by one."""
+    limit = max_file_bytes(store)
     relpath = _locate(store, memory_id, relpath)
-    seen_raw = (store.root / relpath).read_bytes()
+    seen_raw = read_memory_bytes(store.root, relpath, limit)
     seen = read_memory(store.root, relpath, seen_raw)
     planned, action = change(seen)
-    with file_lock(locks_dir(store) / f"{memory_id}.lock"):
+    with file_lock(lock_path(locks_dir(store), memory_id)):
         relpath = _locate(store, memory_id, relpath)
-        fresh_raw = (store.root / relpath).read_bytes()
+        fresh_raw = read_memory_bytes(store.root, relpath, limit)
         fresh = read_memory(store.root, relpath, fresh_raw)
         if fresh.version != seen.version or fresh_raw != seen_raw:
             planned, action = change(fresh)  # Why: someone wrote it since we read; redo on theirs.
@@ -290,13 +301,14 @@ def rewrite_memory(
 
 def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
     """The file of `memory_id`: the hinted path if it still holds that id, else a search."""
+    limit = max_file_bytes(store)
     if relpath and (store.root / relpath).is_file():
         try:
-            if read_memory(store.root, relpath).id == memory_id:
+            if read_memory(store.root, relpath, max_bytes=limit).id == memory_id:
                 return relpath
-        except InvalidMemoryFile:
+        except (OSError, InvalidMemoryFile):
             pass
-    found = find_by_id(store.root, memory_id)
+    found = find_by_id(store.root, memory_id, max_bytes=limit)
     if found is None:
         raise MemoryNotFound(memory_id)
     return found
@@ -319,7 +331,8 @@ def nearest_memories(
     not episodic (an episode is an event; two alike are still two events)."""
     limit = limit or store.settings.write.subject_candidates
     where = MemoryFilter(scope=memory.scope, archived=False, exclude_types=("episodic",))
-    rows = open_index(store).search_vector(vector, limit * 3, where)
+    verify_index(store)
+    rows = read_repairing(store, lambda: open_index(store).search_vector(vector, limit * 3, where))
     best: dict[str, dict] = {}
     for row in rows:  # a long memory may have several chunk rows; keep its closest
         if row["id"] not in best or row["_distance"] < best[row["id"]]["_distance"]:
@@ -327,7 +340,7 @@ def nearest_memories(
     neighbors = []
     for row in sorted(best.values(), key=lambda r: r["_distance"])[:limit]:
         try:
-            found = read_memory(store.root, row["path"])
+            found = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
         except (OSError, InvalidMemoryFile):
             continue
         neighbors.append(Neighbor(found, row["path"], 1.0 - float(row["_distance"])))

@@ -20,6 +20,7 @@ from memctl.core.frontmatter import front_matter_dict
 from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
 from memctl.service.memories.add import AddResult, add_memory, build_memory
 from memctl.service.memories.lookup import list_memories
+from memctl.service.privacy import shares_private
 from memctl.store.files import atomic_write
 
 FORMATS = ("jsonl", "claude-md", "agents-md", "cursor-rules")
@@ -103,8 +104,9 @@ def export_memories(
 ) -> ExportResult:
     """Write memories in `fmt`; `output` "-" returns the text instead of writing it.
 
-    JSONL takes every memory (private ones too) unless `include_private` is False; the agent
-    files take project memories of the standing types (not episodes) unless told otherwise.
+    Private memories only when the caller asks (`include_private`) or the store shares them
+    (service.privacy); the agent files take the standing types (not episodes) unless told
+    otherwise.
     """
     if fmt not in FORMATS:
         raise UsageError(f"Unknown format '{fmt}'. Choose one of: {', '.join(FORMATS)}.")
@@ -113,8 +115,7 @@ def export_memories(
             raise UsageError(f"Unknown type '{kind}'. Choose one of: {', '.join(MEMORY_TYPES)}.")
     if budget is not None and budget < 1:
         raise UsageError("--budget must be at least 1 token.")
-    if include_private is None:
-        include_private = fmt == "jsonl"
+    include_private = shares_private(store, include_private)
     default_types = None if fmt == "jsonl" else list(agent_files.AGENT_FILE_TYPES)
     listing = list_memories(store, types or default_types)
     memories = [m for _, m in listing.memories if include_private or m.scope != "private"]

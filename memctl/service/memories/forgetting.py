@@ -19,7 +19,14 @@ from memctl.core.memory import Memory
 from memctl.service.lifecycle.decaying import log_path, scan_memories
 from memctl.service.retrieval.indexing import manifest_name, open_index
 from memctl.store.access import ACCESS_FILENAME, drop_access
-from memctl.store.files import atomic_write, file_lock, paths_with_id, read_memory, scan_files
+from memctl.store.files import (
+    atomic_write,
+    file_lock,
+    max_file_bytes,
+    paths_with_id,
+    read_memory,
+    scan_files,
+)
 from memctl.store.index import Manifest
 
 GIT_TIMEOUT_S = 10
@@ -67,7 +74,7 @@ def forget_memories(store: Store, ids: list[str]) -> list[ForgetResult]:
     }
     results = []
     for memory_id in ids:
-        paths = paths_with_id(store.root, memory_id, files)
+        paths = paths_with_id(store.root, memory_id, files, max_file_bytes(store))
         indexed = any(e.id == memory_id for m in manifests.values() for e in m.files.values())
         if not paths and not indexed:
             raise MemoryNotFound(memory_id)
@@ -130,8 +137,8 @@ def _git(cwd: Path, *args: str) -> str:
 def _title(store: Store, paths: list[str], memory_id: str) -> str:
     for relpath in paths:
         try:
-            return read_memory(store.root, relpath).display_title
-        except InvalidMemoryFile:
+            return read_memory(store.root, relpath, max_bytes=max_file_bytes(store)).display_title
+        except (OSError, InvalidMemoryFile):
             continue
     return memory_id
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile, MemoryNotFound
 from memctl.core.memory import Memory
-from memctl.store.files import find_by_id, read_memory, scan_files
+from memctl.store.files import find_by_id, max_file_bytes, read_memory, scan_files
 
 
 @dataclass
@@ -24,11 +24,17 @@ def list_memories(
     include_archived: bool = False,
 ) -> Listing:
     memories, problems = [], []
+    limit = max_file_bytes(store)
     for relpath in sorted(scan_files(store.root, include_archived=include_archived)):
         try:
-            memory = read_memory(store.root, relpath)
+            memory = read_memory(store.root, relpath, max_bytes=limit)
         except InvalidMemoryFile as exc:
             problems.append(exc.to_dict())
+            continue
+        except OSError as exc:  # gone since the scan, or unreadable
+            problems.append(
+                {"path": str(store.root / relpath), "line": 0, "problem": f"unreadable: {exc}"}
+            )
             continue
         if types and memory.type not in types:
             continue
@@ -40,7 +46,11 @@ def list_memories(
 
 
 def get_memory(store: Store, memory_id: str) -> tuple[Path, Memory]:
-    relpath = find_by_id(store.root, memory_id)
+    limit = max_file_bytes(store)
+    relpath = find_by_id(store.root, memory_id, max_bytes=limit)
     if relpath is None:
         raise MemoryNotFound(memory_id)
-    return store.root / relpath, read_memory(store.root, relpath)
+    try:
+        return store.root / relpath, read_memory(store.root, relpath, max_bytes=limit)
+    except OSError as exc:
+        raise InvalidMemoryFile(store.root / relpath, 0, f"unreadable: {exc}") from None

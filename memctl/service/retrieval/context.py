@@ -22,7 +22,8 @@ from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
 from memctl.core.text import clip
-from memctl.store.files import read_memory
+from memctl.service.privacy import shares_private, visible
+from memctl.store.files import max_file_bytes, read_memory
 from memctl.store.sessions import read_meta, read_turns
 from memctl.store.task_state import read_task
 
@@ -95,12 +96,14 @@ def choose_query(query: str | None, task: TaskState | None, turns) -> tuple[str 
     return None, None
 
 
-def _index_rows(store: Store, types: tuple[str, ...]) -> list[Row]:
-    """The live (not archived) rows of these types."""
+def _index_rows(store: Store, types: tuple[str, ...], include_private: bool = False) -> list[Row]:
+    """The live (not archived) rows of these types; private ones only when shared."""
     from memctl.service.retrieval.indexing import open_index
 
     columns = ["id", "path", "type", "created", "updated", "importance"]
-    return open_index(store).rows(MemoryFilter(types=types, archived=False), columns)
+    scope = None if include_private else "project"
+    where = MemoryFilter(types=types, archived=False, scope=scope)
+    return open_index(store).rows(where, columns)
 
 
 def _has_index(store: Store) -> bool:
@@ -111,7 +114,7 @@ def _has_index(store: Store) -> bool:
 
 def _read(store: Store, relpath: str) -> Memory | None:
     try:
-        return read_memory(store.root, relpath)
+        return read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
     except (OSError, InvalidMemoryFile):
         return None
 
@@ -125,7 +128,12 @@ class Recalled:
 
 
 def relevant_memories(
-    store: Store, query: str | None, session_id: str | None, limit: int, min_similarity: float
+    store: Store,
+    query: str | None,
+    session_id: str | None,
+    limit: int,
+    min_similarity: float = 0.2,
+    include_private: bool = False,
 ) -> list[Recalled]:
     """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from."""
     from memctl.service.retrieval.recall import recall, related_hits
@@ -135,6 +143,8 @@ def relevant_memories(
     def offer(memory: Memory | None, path: str, origin: str) -> bool:
         if memory is None or (session_id and memory.extra.get("session_id") == session_id):
             return False  # the session's own episodes are already in its summary
+        if not visible(memory, include_private):
+            return False
         if memory.id in found:
             if origin not in found[memory.id].via:
                 found[memory.id].via.append(origin)
@@ -143,17 +153,31 @@ def relevant_memories(
         return True
 
     if query and _has_index(store):
-        for hit in recall(store, query, k=KNOWLEDGE_HITS, types=["knowledge"], sync=False):
+        for hit in recall(
+            store,
+            query,
+            k=KNOWLEDGE_HITS,
+            types=["knowledge"],
+            sync=False,
+            include_private=include_private,
+        ):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "knowledge")
-        hits = recall(store, query, k=SEMANTIC_HITS, types=list(RECALL_TYPES), sync=False)
+        hits = recall(
+            store,
+            query,
+            k=SEMANTIC_HITS,
+            types=list(RECALL_TYPES),
+            sync=False,
+            include_private=include_private,
+        )
         for hit in related_hits(store, query, hits, min_similarity):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "semantic")
     else:
-        rows = _index_rows(store, ("knowledge",))
+        rows = _index_rows(store, ("knowledge",), include_private)
         rows.sort(key=lambda r: (-float(r["importance"]), _newest_first(r["updated"]), r["id"]))
         for row in rows[:KNOWLEDGE_HITS]:
             offer(_read(store, row["path"]), row["path"], "knowledge")
-    rows = _index_rows(store, ("episodic",))
+    rows = _index_rows(store, ("episodic",), include_private)
     rows.sort(key=lambda r: (_newest_first(r["created"]), r["id"]))
     recent = 0
     for row in rows:
@@ -174,11 +198,17 @@ def _newest_first(text: str | None) -> tuple:
     return tuple(-ord(ch) for ch in (text or ""))
 
 
-def confident_facts(store: Store, min_confidence: float, limit: int) -> list[Memory]:
+def confident_facts(
+    store: Store, min_confidence: float, limit: int, include_private: bool = False
+) -> list[Memory]:
     facts = []
-    for row in _index_rows(store, FACT_TYPES):
+    for row in _index_rows(store, FACT_TYPES, include_private):
         memory = _read(store, row["path"])
-        if memory is not None and memory.confidence >= min_confidence:
+        if (
+            memory is not None
+            and visible(memory, include_private)
+            and memory.confidence >= min_confidence
+        ):
             facts.append(memory)
     facts.sort(key=lambda m: (-m.confidence, -m.importance, m.id))
     return facts[:limit]
@@ -265,9 +295,29 @@ def build_context(
     budget: int | None = None,
     session_id: str | None = None,
     user_store: Store | None = None,
+    include_private: bool | None = None,
+) -> ContextResult:
+    """The context block and what it shows. Private memories only when shared (service.privacy);
+    `user_store`: also show its relevant memories and its preferences and profile facts."""
+    from memctl.service.retrieval.index_guard import read_repairing
+
+    shared = shares_private(store, include_private)
+    return read_repairing(
+        store, lambda: _build_context(store, query, budget, session_id, shared, user_store)
+    )
+
+
+def _build_context(
+    store: Store,
+    query: str | None,
+    budget: int | None,
+    session_id: str | None,
+    shared: bool,
+    user_store: Store | None,
 ) -> ContextResult:
     """`user_store`: also show its relevant memories and its preferences and profile facts."""
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
+    from memctl.service.retrieval.index_guard import verify_index
     from memctl.service.retrieval.indexing import sync_index
 
     settings = store.settings.context
@@ -281,11 +331,14 @@ def build_context(
     used_query, query_from = choose_query(query, task, turns)
 
     sync_index(store)
+    verify_index(store)
     limits = (settings.max_memories, settings.max_facts)
     similarity = settings.min_similarity
     confidence = settings.min_confidence
-    memories = relevant_memories(store, used_query, session_id, limits[0], similarity)
-    facts = confident_facts(store, confidence, limits[1])
+    memories = relevant_memories(
+        store, used_query, session_id, limits[0], similarity, include_private=shared
+    )
+    facts = confident_facts(store, confidence, limits[1], include_private=shared)
     user_facts: set[str] = set()
     if user_store is not None:
         sync_index(user_store)
@@ -400,10 +453,16 @@ def context_block(
     session_id: str = "",
     query: str | None = None,
     user_store: Store | None = None,
+    include_private: bool | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
     result = build_context(
-        store, query=query, budget=budget, session_id=session_id or None, user_store=user_store
+        store,
+        query=query,
+        budget=budget,
+        session_id=session_id or None,
+        user_store=user_store,
+        include_private=include_private,
     )
     shown = tuple(
         item["id"] for item in [*result.memories, *result.facts] if item.get("shown") != "left out"
@@ -419,6 +478,7 @@ def agent_context(
     budget: int | None = None,
     session_id: str = "",
     user_store: Store | None = None,
+    include_private: bool | None = None,
 ) -> str:
     """The `memctl context` block as hooks and MCP clients receive it."""
-    return context_block(store, budget, session_id, query, user_store)[0]
+    return context_block(store, budget, session_id, query, user_store, include_private)[0]

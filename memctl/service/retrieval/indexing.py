@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +24,16 @@ from memctl.core.sync import (
     plan_sync,
     stat_fingerprint,
 )
-from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
+from memctl.core.tokens import estimate_tokens
+from memctl.store.files import (
+    FileStat,
+    file_lock,
+    is_archived,
+    max_file_bytes,
+    read_memory,
+    read_memory_bytes,
+    scan_files,
+)
 from memctl.store.index import (
     ARCHIVE_MANIFEST,
     ARCHIVE_TABLE,
@@ -32,6 +42,7 @@ from memctl.store.index import (
     Manifest,
     MemoryIndex,
 )
+from memctl.store.index_health import describe, looks_damaged, table_problem
 from memctl.store.remote_index import index_settings, layered, local_changes
 
 Progress = Callable[[int, int], None]
@@ -40,6 +51,7 @@ MODEL_ID = BUNDLED_MODEL  # the default embedding model (store.settings.embeddin
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
 INDEX_RECIPE = 4
+MODEL_MAX_TOKENS = 512  # the embedding model truncates longer texts
 
 
 def index_text(memory: Memory) -> str:
@@ -146,30 +158,68 @@ def set_freshness_guard(guard: FreshnessGuard | None) -> None:
 
 
 def sync_index(
-    store: Store, rebuild: bool = False, progress: Progress | None = None, archive: bool = False
+    store: Store,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+    archive: bool = False,
+    verify: bool = False,
 ) -> SyncReport:
     """Bring the index up to date with the files. Safe to call before every read.
 
     `archive` selects the separate index over archive/; the main one never holds archived files.
+    `verify` (`memctl index`) checks the table itself too. A damaged table, found so or by an
+    error while syncing, is rebuilt from the files with a notice on stderr.
     """
     guard = _guard
     if guard is None:
-        return _sync_index(store, rebuild, progress, archive)
-    if not rebuild and guard.vouches(store.root, archive):
+        return _checked_sync(store, rebuild, progress, archive, verify)
+    if not rebuild and not verify and guard.vouches(store.root, archive):
         report = SyncReport()
         if _matches_stamp(store, None, open_index(store, archive), archive, report):
             return report
     token = guard.sync_started(store.root, archive)
-    report = _sync_index(store, rebuild, progress, archive)
+    report = _checked_sync(store, rebuild, progress, archive, verify)
     # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
     guard.sync_finished(token, complete=stamp.get("problems", []) == report.problems)
     return report
 
 
-def _sync_index(
-    store: Store, rebuild: bool, progress: Progress | None, archive: bool
+def _checked_sync(
+    store: Store, rebuild: bool, progress: Progress | None, archive: bool, verify: bool
 ) -> SyncReport:
+    """A sync that notices a damaged table (checked when `verify`, or by an error) and rebuilds."""
+    damage = index_damage(store, archive) if verify and not rebuild else None
+    try:
+        report = _sync(store, rebuild or bool(damage), progress, archive)
+    except Exception as exc:
+        if rebuild or damage or not looks_damaged(exc):
+            raise
+        damage = describe(exc)
+        report = _sync(store, True, progress, archive)
+    if damage:
+        notify_repair(damage)
+        report.repaired = damage
+    return report
+
+
+def index_damage(store: Store, archive: bool = False) -> str | None:
+    """What is wrong with the index table (see store.index_health), or None when it is whole."""
+    index = local_index(store, archive)
+    if not index.exists():
+        return None
+    with file_lock(store.state_dir / "index.lock"):  # Why: a sync in progress is not damage
+        manifest = Manifest.load(store.index_dir, manifest_name(archive))
+        expected = sum(1 for e in manifest.files.values() if e.problem is None and e.id)
+        return table_problem(index, expected if manifest.model else None)
+
+
+def notify_repair(problem: str) -> None:
+    """The one line a command prints when it had to rebuild a damaged index."""
+    sys.stderr.write(f"memctl: the index was damaged ({problem}); rebuilt it from the files.\n")
+
+
+def _sync(store: Store, rebuild: bool, progress: Progress | None, archive: bool) -> SyncReport:
     report = SyncReport()
     stats = indexed_files(store, archive)
     index = local_index(store, archive)
@@ -246,11 +296,20 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
             delete_ids.append(old.id)
             report.removed += 1
 
+    limit = max_file_bytes(store)
     for relpath in plan.check:
         stat = stats[relpath]
         old = files.get(relpath)
         try:
-            raw = (store.root / relpath).read_bytes()
+            raw = read_memory_bytes(store.root, relpath, limit)
+        except InvalidMemoryFile as exc:
+            problem = exc.to_dict()
+            report.problems.append(problem)
+            if old is not None and old.id and old.problem is None:
+                delete_ids.append(old.id)
+                report.removed += 1
+            files[relpath] = IndexedFile(stat.mtime_ns, stat.size, "", None, None, problem)
+            continue
         except OSError as exc:
             report.problems.append(
                 {"path": str(store.root / relpath), "line": 0, "problem": f"unreadable: {exc}"}
@@ -374,9 +433,33 @@ def _pending_rows(store, derived, previous, files) -> list[tuple]:
 
 def _read_quietly(store, relpath: str) -> Memory | None:
     try:
-        return read_memory(store.root, relpath)
+        return read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
     except (OSError, InvalidMemoryFile):
         return None
+
+
+# Why: the model's memory grows with batch size x padded length: 64 texts of 512 tokens took
+# 8.4 GB, 16 of them 1.9 GB at the same speed. Long texts go 8 at a time, short ones 64.
+BATCH_TOKENS = 8 * MODEL_MAX_TOKENS
+
+
+def token_bounded_batches(items: list[tuple[int, str]], max_items: int) -> list[list]:
+    """Consecutive batches of at most `max_items` texts and BATCH_TOKENS (padded) tokens."""
+    batches: list[list] = []
+    current: list = []
+    longest = 0
+    for item in items:
+        tokens = min(estimate_tokens(item[1]) + 2, MODEL_MAX_TOKENS)
+        if current and (
+            len(current) >= max_items or max(longest, tokens) * (len(current) + 1) > BATCH_TOKENS
+        ):
+            batches.append(current)
+            current, longest = [], 0
+        current.append(item)
+        longest = max(longest, tokens)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _embed_rows(store, index, pending, report, progress):
@@ -393,13 +476,13 @@ def _embed_rows(store, index, pending, report, progress):
         from memctl.integrations.embedder import get_embedder
 
         embedder = get_embedder(store.settings.embedding)
-        step = max(embedder.batch_size, 1) * 4
-        for start in range(0, len(todo), step):
-            batch = todo[start : start + step]
+        done = 0
+        for batch in token_bounded_batches(todo, max(embedder.batch_size, 1)):
             for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch]), strict=False):
                 vectors[i] = vector
+            done += len(batch)
             if progress:
-                progress(min(start + step, len(todo)), len(todo))
+                progress(done, len(todo))
         report.embedded = len(todo)
     rows = [
         _row(memory, relpath, text, ehash, chunk)

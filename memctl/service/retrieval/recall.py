@@ -25,9 +25,10 @@ from memctl.core.ranking import (
     sequence_neighbours,
     spread_to_neighbours,
 )
+from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.store.access import record_access
-from memctl.store.files import read_memory
+from memctl.store.files import max_file_bytes, read_memory
 
 MODES = ("hybrid", "bm25", "vector")
 # recall.fusion -> how each retriever's scores are scaled before the weighted sum ("rrf" uses ranks).
@@ -63,8 +64,13 @@ class Hit:
         }
 
 
-def build_filter(types=None, tags=None, agent=None) -> MemoryFilter:
-    return MemoryFilter(types=tuple(types or ()), tags=tuple(tags or ()), agent=agent or None)
+def build_filter(types=None, tags=None, agent=None, include_private: bool = True) -> MemoryFilter:
+    return MemoryFilter(
+        types=tuple(types or ()),
+        tags=tuple(tags or ()),
+        agent=agent or None,
+        scope=None if include_private else "project",
+    )
 
 
 def recall(
@@ -78,9 +84,13 @@ def recall(
     include_archived: bool = False,
     sync: bool = True,
     query_vector: Future | None = None,
+    include_private: bool = True,
 ) -> list[Hit]:
     """`k` defaults to recall.k; `query_vector` may come from start_query_embedding(), begun
-    before the caller's own sync."""
+    before the caller's own sync.
+
+    `include_private=False` leaves out private memories: what an agent's context gets unless
+    the user shares them (see service.privacy)."""
     k = store.settings.recall.k if k is None else k
     if mode not in MODES:
         raise UsageError(f"Unknown recall mode '{mode}'. Choose one of: {', '.join(MODES)}.")
@@ -95,6 +105,26 @@ def recall(
         sync_index(store)
     if sync and include_archived:
         sync_index(store, archive=True)
+    where = build_filter(types, tags, agent, include_private)
+    return read_repairing(
+        store,
+        lambda: _search(store, query, k, mode, where, include_archived, query_vector),
+        archive=include_archived,
+    )
+
+
+def _search(
+    store: Store,
+    query: str,
+    k: int,
+    mode: str,
+    where: MemoryFilter,
+    include_archived: bool,
+    query_vector: Future | None,
+) -> list[Hit]:
+    verify_index(store)
+    if include_archived:
+        verify_index(store, archive=True)
     settings = store.settings.recall
     # Why: archived memories have their own table; the main one never holds them.
     indexes: list[Index] = [open_index(store)]
@@ -105,7 +135,6 @@ def recall(
         if query_vector is not None:
             query_vector.exception()  # Why: let the model thread finish before the process exits.
         return []
-    where = build_filter(types, tags, agent)
     pool = max(settings.candidates, k * 3)
 
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
@@ -316,7 +345,7 @@ def start_query_embedding(query: str, settings: EmbeddingSettings | None = None)
 def _to_hit(store: Store, row: dict, score: float, sources: set[str]) -> Hit | None:
     """Read the file: it is the truth, the row only a cache."""
     try:
-        memory = read_memory(store.root, row["path"])
+        memory = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
     except (OSError, InvalidMemoryFile):
         return None
     return Hit(

@@ -1,0 +1,68 @@
+"""Is the index whole? Cheap checks of a LanceDB table, and what counts as a damaged one.
+
+The index is a cache of the files, so damage (a truncated data file, garbage in a version
+manifest, a half-copied folder) is never fatal: the caller rebuilds it from the files. These
+checks find damage before a search trips over it, and `looks_damaged` recognises the errors
+lance raises when a search trips over it anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memctl.store.index import MemoryIndex
+
+_LANCE_MODULES = ("lance", "lancedb", "pyarrow")
+_LANCE_WORDS = ("lance", "arrow", "manifest", "fragment", "not found: ", "io error")
+
+
+def looks_damaged(error: BaseException) -> bool:
+    """True for the errors a damaged table gives on open or read (not for a bad query)."""
+    module = type(error).__module__ or ""
+    if module.split(".")[0] in _LANCE_MODULES:
+        return True
+    if isinstance(error, (OSError, ValueError, RuntimeError)):
+        text = str(error).casefold()
+        return any(word in text for word in _LANCE_WORDS)
+    return False
+
+
+def table_problem(index: MemoryIndex, expected_rows: int | None = None) -> str | None:
+    """What is wrong with the table, or None: its latest version opens, every data file it
+    lists is there at its recorded size, and it holds `expected_rows` memories (first chunks)."""
+    if not index.exists():
+        return None
+    try:
+        dataset = index.dataset()
+        data_dir = Path(index.table_dir) / "data"
+        for fragment in dataset.get_fragments():
+            for data_file in fragment.data_files():
+                problem = _data_file_problem(data_dir, data_file)
+                if problem:
+                    return problem
+        if expected_rows is not None:
+            rows = dataset.count_rows(filter="chunk = 0")
+            if rows != expected_rows:
+                return f"it holds {rows} memories where its manifest lists {expected_rows}"
+    except Exception as exc:  # noqa: BLE001 - whatever lance raises here means "damaged"
+        return describe(exc)
+    return None
+
+
+def _data_file_problem(data_dir: Path, data_file) -> str | None:
+    path = data_dir / data_file.path
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return f"data file {data_file.path} is missing"
+    expected = getattr(data_file, "file_size_bytes", None)
+    if expected and size != expected:
+        return f"data file {data_file.path} has {size} bytes, {expected} expected"
+    return None
+
+
+def describe(error: BaseException) -> str:
+    """The first line of a lance error, short enough for a one-line notice."""
+    text = str(error).strip().splitlines()
+    return (text[0] if text else type(error).__name__)[:200]
