@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat as stat_module
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -21,7 +24,14 @@ from memctl.core.sync import (
     plan_sync,
     stat_fingerprint,
 )
-from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
+from memctl.store.files import (
+    FileStat,
+    file_lock,
+    is_archived,
+    is_scanned_path,
+    read_memory,
+    scan_files,
+)
 from memctl.store.index import (
     ARCHIVE_MANIFEST,
     ARCHIVE_TABLE,
@@ -105,23 +115,35 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
     }
 
 
+@dataclass(frozen=True)
+class SyncTicket:
+    """A guard's word as a sync starts: which files (relative paths) changed since the last sync
+    it saw finish, or None when it cannot tell (then every file is stat'ed)."""
+
+    token: object
+    changed: frozenset[str] | None = None
+
+
 class FreshnessGuard(Protocol):
     """Something that watches a store's files (the resident server) and can vouch that none
     changed since a sync it saw start, so a read need not stat every file to know."""
 
     def vouches(self, root: Path, archive: bool) -> bool: ...
 
-    def sync_started(self, root: Path, archive: bool) -> object: ...
+    def sync_started(self, root: Path, archive: bool) -> SyncTicket | None: ...
 
-    def sync_finished(self, token: object, complete: bool) -> None: ...
+    def sync_finished(self, ticket: SyncTicket | None, complete: bool) -> None: ...
 
 
 _guard: FreshnessGuard | None = None
+# manifest path -> ((mtime_ns, size) of the file, the Manifest it holds), for guarded syncs.
+_manifests: dict[Path, tuple[tuple[int, int], Manifest]] = {}
 
 
 def set_freshness_guard(guard: FreshnessGuard | None) -> None:
     global _guard
     _guard = guard
+    _manifests.clear()
 
 
 def sync_index(
@@ -138,23 +160,76 @@ def sync_index(
         report = SyncReport()
         if _matches_stamp(store, None, open_index(store, archive), archive, report):
             return report
-    token = guard.sync_started(store.root, archive)
-    report = _sync_index(store, rebuild, progress, archive)
+    ticket = guard.sync_started(store.root, archive)
+    changed = None if rebuild or ticket is None else ticket.changed
+    report = _sync_index(store, rebuild, progress, archive, changed)
     # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
-    guard.sync_finished(token, complete=stamp.get("problems", []) == report.problems)
+    guard.sync_finished(ticket, complete=stamp.get("problems", []) == report.problems)
     return report
 
 
+def _restat(
+    store: Store, archive: bool, changed: frozenset[str]
+) -> tuple[Manifest, dict[str, FileStat]] | None:
+    """The manifest, and the files the index covers as a full scan would find them, from the
+    manifest's record of every file plus a stat of each changed one. None: scan instead."""
+    path = store.index_dir / manifest_name(archive)
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    seen = _manifests.get(path)
+    if seen is None or seen[0] != (info.st_mtime_ns, info.st_size):
+        loaded = Manifest.load(store.index_dir, manifest_name(archive))
+        if (loaded.model, loaded.dim, loaded.recipe) != (MODEL_ID, DIMENSION, INDEX_RECIPE):
+            return None  # a rebuild or a re-read of every file is due: scan
+        seen = ((info.st_mtime_ns, info.st_size), loaded)
+        _manifests[path] = seen
+    cached = seen[1]
+    manifest = Manifest(cached.model, cached.dim, dict(cached.files), cached.recipe)
+    stats = {p: FileStat(p, e.mtime_ns, e.size) for p, e in manifest.files.items()}
+    for relpath in changed:
+        if is_archived(relpath) != archive or not is_scanned_path(relpath):
+            continue
+        try:
+            found = os.lstat(store.root / relpath)
+        except OSError:
+            stats.pop(relpath, None)
+            continue
+        if stat_module.S_ISDIR(found.st_mode):
+            return None  # Why: a folder where a file was: its contents are not in `changed`
+        stats[relpath] = FileStat(relpath, found.st_mtime_ns, found.st_size)
+    return manifest, stats
+
+
+def _remember_manifest(store: Store, archive: bool, manifest: Manifest) -> None:
+    if _guard is None:
+        return
+    path = store.index_dir / manifest_name(archive)
+    try:
+        info = path.stat()
+    except OSError:
+        return
+    kept = Manifest(manifest.model, manifest.dim, dict(manifest.files), manifest.recipe)
+    _manifests[path] = ((info.st_mtime_ns, info.st_size), kept)
+
+
 def _sync_index(
-    store: Store, rebuild: bool, progress: Progress | None, archive: bool
+    store: Store,
+    rebuild: bool,
+    progress: Progress | None,
+    archive: bool,
+    changed: frozenset[str] | None = None,
 ) -> SyncReport:
+    """`changed`: the only files that may differ from the manifest (from a guard), or None."""
     report = SyncReport()
-    stats = indexed_files(store, archive)
+    known = _restat(store, archive, changed) if changed is not None else None
+    stats = known[1] if known else indexed_files(store, archive)
     index = open_index(store, archive)
     if not rebuild and _matches_stamp(store, stats, index, archive, report):
         return report
-    manifest = Manifest.load(store.index_dir, manifest_name(archive))
+    manifest = known[0] if known else Manifest.load(store.index_dir, manifest_name(archive))
     stale_model = manifest.model not in (None, MODEL_ID) or manifest.dim not in (None, DIMENSION)
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
@@ -279,6 +354,7 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
     manifest.model, manifest.dim, manifest.recipe = MODEL_ID, DIMENSION, INDEX_RECIPE
     store.index_dir.mkdir(parents=True, exist_ok=True)
     manifest.save(store.index_dir, manifest_name(archive))
+    _remember_manifest(store, archive, manifest)
     return report
 
 
