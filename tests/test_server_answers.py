@@ -4,6 +4,7 @@ and its client imports nothing heavy. Real server processes on real stores in tm
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -137,6 +138,17 @@ def test_a_hand_edit_is_seen_by_the_next_warm_recall(project):
     note.unlink()
     found = json.loads(memctl("recall", "okapi fixture", "--json", cwd=project).stdout)
     assert str(note) not in [hit["path"] for hit in found]
+
+    # A folder of memories moved in at once (its files get no event of their own).
+    outside = project / "incoming"
+    outside.mkdir()
+    (outside / "tapir.md").write_text("The tapir queue drains every hour on the hour\n")
+    shutil.move(str(outside), str(store / "imported"))
+    found = json.loads(memctl("recall", "tapir queue", "--json", cwd=project).stdout)
+    assert found[0]["path"] == str(store / "imported" / "tapir.md")
+    shutil.rmtree(store / "imported")
+    found = json.loads(memctl("recall", "tapir queue", "--json", cwd=project).stdout)
+    assert "tapir" not in " ".join(hit["body"] for hit in found)
     assert running_pid(store) is not None  # all of it answered by the one server
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memctl.core.memory import is_memory_filename
 
@@ -87,12 +87,13 @@ def watch_store(
     poll: bool = False,
     on_error: Callable[[Exception], None] | None = None,
     on_ready: Callable[[], None] | None = None,
-    on_event: Callable[[str, bool], None] | None = None,
+    on_event: Callable[[Any, bool], None] | None = None,
 ) -> WatchStats:
     """Call `sync(events_in_batch)` after each quiet period until `stop` is set.
 
     `sync` errors go to `on_error` (the watch goes on); without it they are raised.
-    `on_event(path, relevant)` hears every event at once, in the order the OS reported them.
+    `on_event(event, relevant)` hears every watchdog event at once, in the order the OS reported
+    them (`relevant`: it concerns a memory file or folder).
     """
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
@@ -112,7 +113,7 @@ def watch_store(
             paths = [event.src_path, getattr(event, "dest_path", "") or ""]
             relevant = any(p and is_relevant_path(root, p, event.is_directory) for p in paths)
             if on_event is not None:
-                on_event(str(event.src_path), relevant)
+                on_event(event, relevant)
             if relevant:
                 with wake:
                     debounce.note(time.monotonic())

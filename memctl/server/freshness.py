@@ -4,8 +4,9 @@ A watchdog observer (the `memctl watch` code) counts changes to memory files and
 after each quiet moment. It also answers `sync_index`'s question "did any file change since the
 last sync?" without the stat of every file a no-op sync costs (~60 ms at 10k memories):
 
-- every relevant event bumps a change counter;
-- a sync records the counter as it starts;
+- every relevant event bumps a change counter and notes which files it touched;
+- a sync records the counter as it starts, and stats only the files touched since the last one
+  (a folder created, moved or deleted, or lost events, make it stat them all);
 - a read trusts the index when the counter has not moved since the last sync that finished.
 
 Events reach the observer a moment after the change, so before it answers, the watch plants a
@@ -24,10 +25,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from memctl.service.retrieval.indexing import set_freshness_guard
+from memctl.service.retrieval.indexing import SyncTicket, set_freshness_guard
 
 BARRIER_DIRNAME = "barrier"
 BARRIER_TIMEOUT_S = 1.0
+MAX_TOUCHED = 10_000
 
 
 class StoreWatch:
@@ -41,6 +43,9 @@ class StoreWatch:
         self._stop = threading.Event()
         self._changes = 0  # relevant file events seen so far
         self._synced: dict[bool, int] = {}  # index (archive?) -> change count its last sync saw
+        # (change count, relative paths touched or None for "can't tell") of recent changes
+        self._touched: list[tuple[int, frozenset[str] | None]] = []
+        self._touched_lock = threading.Lock()
         self._barrier_lock = threading.Lock()
         self._barrier_seen = 0
         self._barrier_next = 0
@@ -98,19 +103,53 @@ class StoreWatch:
 
     # -- events ----------------------------------------------------------------------------
 
-    def _on_event(self, path: str, relevant: bool) -> None:
+    def _on_event(self, event, relevant: bool) -> None:
         if relevant:
-            self._changes += 1  # Why no lock: only the observer's one dispatch thread writes it
+            self._note_change(self._touched_paths(event))
             return
-        folder, _, name = path.rpartition(os.sep)
+        folder, _, name = str(event.src_path).rpartition(os.sep)
         if name.isdigit() and folder == str(self.barrier_dir):
             with self._heard:
                 self._barrier_seen = max(self._barrier_seen, int(name))
                 self._heard.notify_all()
 
+    def _touched_paths(self, event) -> frozenset[str] | None:
+        if event.is_directory:
+            # Why: a folder's own "modified" comes with events for the files in it; a folder
+            # created, moved or deleted may carry files that get no event of their own.
+            return frozenset() if event.event_type == "modified" else None
+        touched = set()
+        for path in (event.src_path, getattr(event, "dest_path", "") or ""):
+            if path:
+                try:
+                    touched.add(Path(str(path)).relative_to(self.root).as_posix())
+                except ValueError:
+                    continue  # moved in from or out to another folder
+        return frozenset(touched)
+
+    def _note_change(self, touched: frozenset[str] | None) -> None:
+        with self._touched_lock:
+            self._changes += 1
+            self._touched.append((self._changes, touched))
+            if len(self._touched) > MAX_TOUCHED:  # Why: bounded; the next sync scans instead
+                self._touched = [(self._changes, None)]
+
     def lost_events(self) -> None:
         """The kernel dropped events: no vouching until a sync has looked at every file."""
-        self._changes += 1
+        self._note_change(None)
+
+    def _changed_since(self, synced: int | None) -> frozenset[str] | None:
+        if synced is None:
+            return None
+        changed: set[str] = set()
+        with self._touched_lock:
+            for number, touched in self._touched:
+                if number <= synced:
+                    continue
+                if touched is None:
+                    return None
+                changed |= touched
+        return frozenset(changed)
 
     def barrier(self) -> bool:
         """True once every file event that happened before this call has been counted."""
@@ -142,21 +181,26 @@ class StoreWatch:
             return False
         return self.barrier() and self._synced.get(archive) == self._changes
 
-    def sync_started(self, root: Path, archive: bool) -> object:
+    def sync_started(self, root: Path, archive: bool) -> SyncTicket | None:
         if root.resolve() != self.root or not self.barrier():
             return None
-        return (archive, self._changes)
+        changes = self._changes
+        changed = self._changed_since(self._synced.get(archive))
+        return SyncTicket(token=(archive, changes), changed=changed)
 
-    def sync_finished(self, token: object, complete: bool) -> None:
-        if token is None:
+    def sync_finished(self, ticket: SyncTicket | None, complete: bool) -> None:
+        if ticket is None:
             return
-        assert isinstance(token, tuple)
-        archive: bool = token[0]
-        changes: int = token[1]
-        if complete:
-            self._synced[archive] = changes
-        else:
+        assert isinstance(ticket.token, tuple)
+        archive: bool = ticket.token[0]
+        changes: int = ticket.token[1]
+        if not complete:
             self._synced.pop(archive, None)
+            return
+        self._synced[archive] = changes
+        with self._touched_lock:  # what every index has seen need not be kept
+            oldest = min(self._synced.values())
+            self._touched = [entry for entry in self._touched if entry[0] > oldest]
 
 
 class _OverflowAlarm(logging.Handler):

@@ -55,6 +55,14 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
     return found
 
 
+def is_scanned_path(relpath: str) -> bool:
+    """Would scan_files(include_archived=True) list this relative path, were it a file?"""
+    parts = relpath.split("/")
+    if any(part.startswith(".") for part in parts[:-1]):
+        return False
+    return is_memory_filename(parts[-1]) and not (len(parts) == 1 and parts[0] in _ROOT_FILES)
+
+
 def default_id(relpath: str) -> str:
     """Id for a hand-written file without one: the id suffix of its name, else its name (made
     safe to use in a path, see core.ids)."""

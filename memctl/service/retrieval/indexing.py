@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat as stat_module
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -29,6 +32,7 @@ from memctl.store.files import (
     FileStat,
     file_lock,
     is_archived,
+    is_scanned_path,
     max_file_bytes,
     read_memory,
     read_memory_bytes,
@@ -138,23 +142,35 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
     }
 
 
+@dataclass(frozen=True)
+class SyncTicket:
+    """A guard's word as a sync starts: which files (relative paths) changed since the last sync
+    it saw finish, or None when it cannot tell (then every file is stat'ed)."""
+
+    token: object
+    changed: frozenset[str] | None = None
+
+
 class FreshnessGuard(Protocol):
     """Something that watches a store's files (the resident server) and can vouch that none
     changed since a sync it saw start, so a read need not stat every file to know."""
 
     def vouches(self, root: Path, archive: bool) -> bool: ...
 
-    def sync_started(self, root: Path, archive: bool) -> object: ...
+    def sync_started(self, root: Path, archive: bool) -> SyncTicket | None: ...
 
-    def sync_finished(self, token: object, complete: bool) -> None: ...
+    def sync_finished(self, ticket: SyncTicket | None, complete: bool) -> None: ...
 
 
 _guard: FreshnessGuard | None = None
+# manifest path -> ((mtime_ns, size) of the file, the Manifest it holds), for guarded syncs.
+_manifests: dict[Path, tuple[tuple[int, int], Manifest]] = {}
 
 
 def set_freshness_guard(guard: FreshnessGuard | None) -> None:
     global _guard
     _guard = guard
+    _manifests.clear()
 
 
 def sync_index(
@@ -177,21 +193,28 @@ def sync_index(
         report = SyncReport()
         if _matches_stamp(store, None, open_index(store, archive), archive, report):
             return report
-    token = guard.sync_started(store.root, archive)
-    report = _checked_sync(store, rebuild, progress, archive, verify)
+    ticket = guard.sync_started(store.root, archive)
+    changed = None if rebuild or ticket is None else ticket.changed
+    report = _checked_sync(store, rebuild, progress, archive, verify, changed)
     # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
-    guard.sync_finished(token, complete=stamp.get("problems", []) == report.problems)
+    guard.sync_finished(ticket, complete=stamp.get("problems", []) == report.problems)
     return report
 
 
 def _checked_sync(
-    store: Store, rebuild: bool, progress: Progress | None, archive: bool, verify: bool
+    store: Store,
+    rebuild: bool,
+    progress: Progress | None,
+    archive: bool,
+    verify: bool,
+    changed: frozenset[str] | None = None,
 ) -> SyncReport:
-    """A sync that notices a damaged table (checked when `verify`, or by an error) and rebuilds."""
+    """A sync that notices a damaged table (checked when `verify`, or by an error) and rebuilds.
+    `changed`: the only files that may differ from the manifest (from a guard), or None."""
     damage = index_damage(store, archive) if verify and not rebuild else None
     try:
-        report = _sync(store, rebuild or bool(damage), progress, archive)
+        report = _sync(store, rebuild or bool(damage), progress, archive, None if damage else changed)
     except Exception as exc:
         if rebuild or damage or not looks_damaged(exc):
             raise
@@ -219,19 +242,77 @@ def notify_repair(problem: str) -> None:
     sys.stderr.write(f"memctl: the index was damaged ({problem}); rebuilt it from the files.\n")
 
 
-def _sync(store: Store, rebuild: bool, progress: Progress | None, archive: bool) -> SyncReport:
+def _restat(
+    store: Store, archive: bool, changed: frozenset[str]
+) -> tuple[Manifest, dict[str, FileStat]] | None:
+    """The manifest, and the files the index covers as a full scan would find them, from the
+    manifest's record of every file plus a stat of each changed one. None: scan instead."""
+    path = store.index_dir / manifest_name(archive)
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    seen = _manifests.get(path)
+    if seen is None or seen[0] != (info.st_mtime_ns, info.st_size):
+        loaded = Manifest.load(store.index_dir, manifest_name(archive))
+        if (loaded.model, loaded.dim, loaded.recipe) != (*_model_of(store), INDEX_RECIPE):
+            return None  # a rebuild or a re-read of every file is due: scan
+        seen = ((info.st_mtime_ns, info.st_size), loaded)
+        _manifests[path] = seen
+    cached = seen[1]
+    manifest = Manifest(cached.model, cached.dim, dict(cached.files), cached.recipe)
+    stats = {p: FileStat(p, e.mtime_ns, e.size) for p, e in manifest.files.items()}
+    for relpath in changed:
+        if is_archived(relpath) != archive or not is_scanned_path(relpath):
+            continue
+        try:
+            found = os.lstat(store.root / relpath)
+        except OSError:
+            stats.pop(relpath, None)
+            continue
+        if stat_module.S_ISDIR(found.st_mode):
+            return None  # Why: a folder where a file was: its contents are not in `changed`
+        stats[relpath] = FileStat(relpath, found.st_mtime_ns, found.st_size)
+    return manifest, stats
+
+
+def _remember_manifest(store: Store, archive: bool, manifest: Manifest) -> None:
+    if _guard is None:
+        return
+    path = store.index_dir / manifest_name(archive)
+    try:
+        info = path.stat()
+    except OSError:
+        return
+    kept = Manifest(manifest.model, manifest.dim, dict(manifest.files), manifest.recipe)
+    _manifests[path] = ((info.st_mtime_ns, info.st_size), kept)
+
+
+def _model_of(store: Store) -> tuple[str, int]:
+    return store.settings.embedding.model, store.settings.embedding.dimension
+
+
+def _sync(
+    store: Store,
+    rebuild: bool,
+    progress: Progress | None,
+    archive: bool,
+    changed: frozenset[str] | None = None,
+) -> SyncReport:
     report = SyncReport()
-    stats = indexed_files(store, archive)
+    remote = not archive and remote_mode(store)
+    known = _restat(store, archive, changed) if changed is not None and not remote else None
+    stats = known[1] if known else indexed_files(store, archive)
     index = local_index(store, archive)
-    if not archive and remote_mode(store):
+    if remote:
         # Why: the published index holds everything else; the local table is only the overlay.
         stats = local_changes(
             store.root, store.index_dir, store.section("index"), stats, made_with(store)
         )
     if not rebuild and _matches_stamp(store, stats, index, archive, report):
         return report
-    manifest = Manifest.load(store.index_dir, manifest_name(archive))
-    model, dimension = store.settings.embedding.model, store.settings.embedding.dimension
+    manifest = known[0] if known else Manifest.load(store.index_dir, manifest_name(archive))
+    model, dimension = _model_of(store)
     stale_model = manifest.model not in (None, model) or manifest.dim not in (None, dimension)
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
@@ -371,6 +452,7 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
     )
     store.index_dir.mkdir(parents=True, exist_ok=True)
     manifest.save(store.index_dir, manifest_name(archive))
+    _remember_manifest(store, archive, manifest)
     return report
 
 
