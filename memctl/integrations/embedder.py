@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from memctl.core.errors import ModelUnavailable
+from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -44,6 +45,8 @@ class Embedder:
     def __init__(self, batch_size: int = 64, threads: int | None = None):
         # Why: fastembed would otherwise try the Hugging Face hub and hang ~40 s offline.
         os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+        quiet_onnxruntime()  # before fastembed imports onnxruntime
         model_file = _model_file()
         tokenizer = tokenizer_dir()
         if not (tokenizer / "tokenizer.json").is_file():

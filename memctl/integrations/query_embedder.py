@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memctl.integrations.embedder import DIMENSION, MODEL_ID, _model_file, tokenizer_dir
+from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
 MAX_TOKENS = 512
 
@@ -20,8 +21,9 @@ class QueryEmbedder:
     dim = DIMENSION
 
     def __init__(self, threads: int | None = None):
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        ort = quiet_onnxruntime()
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
