@@ -158,3 +158,43 @@ def test_invalid_extra_regex_is_a_usage_error_naming_the_pattern():
 def test_extra_pattern_name_must_fit_a_placeholder():
     with pytest.raises(UsageError, match="bad name"):
         redact("x", extra_patterns={"bad name": "x"})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GB29NWBK60161331926819", "[REDACTED_IBAN]"),
+        ("IBAN: FR1420041010050500013M02606.", "IBAN: [REDACTED_IBAN]."),
+        ("to DE89 3704 0044 0532 0130 00 today", "to [REDACTED_IBAN] today"),
+        (
+            "AKIAIOSFODNN7EXAMPLE and wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "[REDACTED_AWS_KEY] and [REDACTED_AWS_KEY]",
+        ),
+        ("aws_secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret [REDACTED_AWS_KEY]"),
+        ("password=Tr0ub4dor&3xK", "password=[REDACTED_SECRET_ASSIGNMENT]"),
+        ("password=Tr0ub#4dor/3x ok", "password=[REDACTED_SECRET_ASSIGNMENT] ok"),
+        ("DB_PASSWORD=ab\"cd'ef9 next", "DB_PASSWORD=[REDACTED_SECRET_ASSIGNMENT] next"),
+        ('echo "password=hunter2x" done', 'echo "password=[REDACTED_SECRET_ASSIGNMENT]" done'),
+        ("pin password: 4921 7730 1183 ok", "pin password: [REDACTED_SECRET_ASSIGNMENT] ok"),
+        (
+            "https://h/?api_key=abc123def&page=2",
+            "https://h/?api_key=[REDACTED_SECRET_ASSIGNMENT]&page=2",
+        ),
+    ],
+)
+def test_a_secret_goes_whole_to_its_end(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GB29NWBK60161331926818",  # one digit off: the mod-97 check fails
+        "DE88370400440532013000",
+        "XX29NWBK60161331926819",  # no such country
+        "sha1 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12 of the release",
+        "the digest is c2VjcmV0IGRpZ2VzdCBvZiB0aGUgZmlsZSBjb250ZW50cw== here",
+    ],
+)
+def test_lookalikes_of_accounts_and_keys_stay(text):
+    assert redact(text).text == text

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memctl.core.errors import UsageError
+from memctl.core.redact_accounts import ACCOUNT_PERSONAL_DETECTORS, ACCOUNT_SECRET_DETECTORS
 from memctl.core.redact_assignments import ASSIGNMENT_DETECTORS
 from memctl.core.redact_rules import PERSONAL_DETECTORS, SHAPE_DETECTORS, Detector, placeholder
 
@@ -22,6 +23,7 @@ KINDS: tuple[str, ...] = (
     "credit_card",
     "ssn",
     "cn_id",
+    "iban",
     "ipv4",
     "ipv6",
     "aws_key",
@@ -34,7 +36,13 @@ KINDS: tuple[str, ...] = (
 )
 
 # Order matters: vendor token shapes, then named secrets, then personal data.
-DETECTORS: tuple[Detector, ...] = (*SHAPE_DETECTORS, *ASSIGNMENT_DETECTORS, *PERSONAL_DETECTORS)
+DETECTORS: tuple[Detector, ...] = (
+    *SHAPE_DETECTORS,
+    *ACCOUNT_SECRET_DETECTORS,
+    *ASSIGNMENT_DETECTORS,
+    *ACCOUNT_PERSONAL_DETECTORS,
+    *PERSONAL_DETECTORS,
+)
 
 _EXTRA_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 

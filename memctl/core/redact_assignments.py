@@ -25,7 +25,9 @@ _KEY = (
 )
 _SECRET_KEY_END = re.compile(_SECRET_NAME + r"$", re.IGNORECASE)
 _ASSIGN_QUOTED = _KEY + r"(?P<q>[\"'`])(?P<value>[^\r\n]{1,256}?)(?P=q)"
-_ASSIGN_BARE = _KEY + r"(?P<value>[^\s\"'`,;&]{1,256})"
+# A bare value runs to the next space: `&`, `#`, `/` and quotes inside belong to it (only in a
+# URL query does `&` or `#` end it, see _find_bare_assignments).
+_ASSIGN_BARE = _KEY + r"(?P<value>[^\s\"'`,;][^\s,;]{0,255})"
 _FLAG_SPACED = (
     r"(?<![\w-])(?P<key>--(?:password|passwd|token|api-key|apikey|secret|client-secret"
     r"|access-token|auth-token))[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{2,255})(?P=q)(?!\S)"
@@ -145,10 +147,26 @@ def _find_quoted_assignments(text: str) -> Iterator[Span]:
             yield match.span("value")
 
 
+_QUERY_END = re.compile(r"[&#]")
+_DIGIT_GROUPS = re.compile(r"(?:[ -][0-9]{2,})+(?![\w-])")
+
+
+def _with_digit_groups(text: str, start: int, value: str) -> str:
+    """`pin=4921 7730 1183`: digits written in groups are one value, not three."""
+    if not value.isdigit():
+        return value
+    more = _DIGIT_GROUPS.match(text, start + len(value))
+    return value + more.group(0) if more else value
+
+
 def _find_bare_assignments(text: str) -> Iterator[Span]:
     for match in _secret_assignments(_BARE, text):
         raw = match.group("value")
-        value = "" if _placeholder_value(raw) else raw.rstrip(".,:)")
+        key_start = match.start("key")
+        if key_start and text[key_start - 1] in "?&":  # a URL query: `?api_key=X&page=2`
+            raw = _QUERY_END.split(raw, maxsplit=1)[0]
+        raw = _with_digit_groups(text, match.start("value"), raw)
+        value = "" if _placeholder_value(raw) else raw.rstrip(".,:)\"'`")
         if value and _bare_value_ok(value, _shell_style(match.group("key"), match.group("sep"))):
             start = match.start("value")
             yield start, start + len(value)
@@ -157,7 +175,7 @@ def _find_bare_assignments(text: str) -> Iterator[Span]:
 def _find_prose_assignments(text: str) -> Iterator[Span]:
     """`my password is hunter2`, `密码是abc123`: the same value checks as an unquoted assignment."""
     for match in _PROSE.finditer(text):
-        raw = match.group("value")
+        raw = _with_digit_groups(text, match.start("value"), match.group("value"))
         value = "" if _placeholder_value(raw) else raw.rstrip(".,:;!?)")
         if value and _bare_value_ok(value):
             start = match.start("value")

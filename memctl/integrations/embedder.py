@@ -15,6 +15,7 @@ from memctl.config import EmbeddingSettings
 from memctl.core import ports
 from memctl.core.embedding import BUNDLED_MODEL, DIMENSIONS
 from memctl.core.errors import ModelUnavailable
+from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
 MODEL_ID = BUNDLED_MODEL
 DIMENSION = DIMENSIONS[BUNDLED_MODEL]
@@ -60,6 +61,8 @@ class FastembedEmbedder:
         # Why: fastembed reads this variable when it loads a model; without it, it would try
         # the Hugging Face hub and hang ~40 s offline. Set here, at the edge that needs it.
         os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+        quiet_onnxruntime()  # before fastembed imports onnxruntime
         model_file = _model_file(settings.model)
         tokenizer = tokenizer_dir()
         if not (tokenizer / "tokenizer.json").is_file():

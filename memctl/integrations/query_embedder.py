@@ -13,6 +13,7 @@ from functools import lru_cache
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
 from memctl.integrations.embedder import _model_file, tokenizer_dir
+from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
 MAX_TOKENS = 512
 
@@ -21,8 +22,9 @@ class OnnxQueryEmbedder:
     """The `QueryEmbedder` port straight on ONNX Runtime: the bundled model, mean pooling."""
 
     def __init__(self, settings: EmbeddingSettings):
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        ort = quiet_onnxruntime()
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)

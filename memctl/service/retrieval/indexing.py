@@ -214,7 +214,9 @@ def _checked_sync(
     `changed`: the only files that may differ from the manifest (from a guard), or None."""
     damage = index_damage(store, archive) if verify and not rebuild else None
     try:
-        report = _sync(store, rebuild or bool(damage), progress, archive, None if damage else changed)
+        report = _sync(
+            store, rebuild or bool(damage), progress, archive, None if damage else changed
+        )
     except Exception as exc:
         if rebuild or damage or not looks_damaged(exc):
             raise
