@@ -102,12 +102,9 @@ def _cpu_seconds() -> float:
 
 def measure_embedding(store, texts: list[str]) -> dict:
     """fastembed through memctl's embedder, on the ingest texts, model load kept apart."""
-    from memctl.integrations.embedder import get_embedder
+    from memctl.service.retrieval.embedding import store_embedder
 
-    settings = store.section("embedding")
-    embedder, load_s = _timed(
-        get_embedder, int(settings.get("batch_size") or 64), settings.get("threads")
-    )
+    embedder, load_s = _timed(store_embedder, store)
     embedder.embed(texts[:8])  # warm-up: first run allocates the ONNX session's buffers
     cpu = _cpu_seconds()
     _, embed_s = _timed(embedder.embed, texts)

@@ -19,7 +19,8 @@ ARCHIVE_DIRNAME = "archive"
 PRIVATE_DIRNAME = "private"
 
 DEFAULTS: dict[str, Any] = {
-    "embedding": {"model": "all-MiniLM-L6-v2-int8", "batch_size": 64, "threads": None},
+    # model: an id, "multilingual", or "auto" (multilingual when the text is mostly non-Latin)
+    "embedding": {"model": "auto", "batch_size": 64, "threads": None},
     "recall": {
         "k": 5,
         # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by

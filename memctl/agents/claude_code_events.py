@@ -114,7 +114,7 @@ def related_hits(store: Store, query: str, hits: list, min_similarity: float) ->
     from memctl.service.retrieval.indexing import open_index
 
     vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
-    query_vector = _embed_query(query)
+    query_vector = _embed_query(store, query)
     kept = []
     for hit in hits:
         vector = vectors.get(hit.id)
@@ -127,14 +127,10 @@ def related_hits(store: Store, query: str, hits: list, min_similarity: float) ->
     return kept
 
 
-def _embed_query(text: str):
-    try:
-        from memctl.integrations.query_embedder import get_query_embedder
-    except ImportError:
-        from memctl.integrations.embedder import get_embedder
+def _embed_query(store: Store, text: str):
+    from memctl.service.retrieval.embedding import store_query_embedder
 
-        return get_embedder().embed_query(text)
-    return get_query_embedder().embed_query(text)
+    return store_query_embedder(store).embed_query(text)
 
 
 # --- PreCompact and SessionEnd --------------------------------------------------------------

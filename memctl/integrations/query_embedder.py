@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from memctl.integrations.embedder import DIMENSION, MODEL_ID, _model_file, tokenizer_dir
+from memctl.integrations.embedder import (
+    DIMENSION,
+    MODEL_ID,
+    _model_file,
+    get_embedder,
+    model_spec,
+    tokenizer_dir,
+)
 
 MAX_TOKENS = 512
 
@@ -54,6 +61,14 @@ class QueryEmbedder:
         return (pooled / np.clip(norm, 1e-12, None))[0].astype(np.float32)
 
 
+def get_query_embedder(threads: int | None = None, model: str = MODEL_ID):
+    """The lightest way to embed one query with `model` (the multilingual models load fast)."""
+    model_id = model_spec(model).id
+    if model_id != MODEL_ID:
+        return get_embedder(threads=threads, model=model_id)
+    return _light_query_embedder(threads)
+
+
 @lru_cache(maxsize=1)
-def get_query_embedder(threads: int | None = None) -> QueryEmbedder:
+def _light_query_embedder(threads: int | None) -> QueryEmbedder:
     return QueryEmbedder(threads=threads)

@@ -15,10 +15,16 @@ def register(app: typer.Typer) -> None:
         directory: Path = typer.Argument(
             Path("."), help="Project folder; the store is created as DIR/.memory."
         ),
+        multilingual: bool = typer.Option(
+            False,
+            "--multilingual",
+            help="Embed with the multilingual model (Chinese, Japanese, Korean, ... and across "
+            "languages) instead of choosing by the store's text (embedding.model: auto).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Create a memory store (.memory/ with config.yaml, README and .gitignore)."""
-        store = init_store(directory)
+        store = init_store(directory, multilingual=multilingual)
         if as_json:
             print_json({"store": str(store.root)})
         else:

@@ -9,6 +9,7 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
 from memctl.service import recall, sync_index
+from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.recall import MODES, Hit, start_query_embedding
 
 FORMATS = ("table", "json", "context")
@@ -82,7 +83,9 @@ def register(app: typer.Typer) -> None:
             )
         store = current_store(ctx)
         vector = (
-            start_query_embedding(query) if mode in ("hybrid", "vector") and query.strip() else None
+            start_query_embedding(query, index_model(store).id)
+            if mode in ("hybrid", "vector") and query.strip()
+            else None
         )
         report = sync_index(store)
         warn_problems(report.problems)

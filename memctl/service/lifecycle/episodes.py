@@ -58,12 +58,9 @@ def sentence_embed(store: Store):
         return None
 
     def embed(texts: list[str]):
-        from memctl.integrations.embedder import get_embedder
+        from memctl.service.retrieval.embedding import store_embedder
 
-        settings = store.section("embedding")
-        return get_embedder(int(settings.get("batch_size") or 64), settings.get("threads")).embed(
-            texts
-        )
+        return store_embedder(store).embed(texts)
 
     return embed
 

@@ -41,6 +41,7 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
+from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index
 from memctl.store.files import file_lock, find_by_id, path_for, read_memory, write_memory
 from memctl.store.index import sql_quote
@@ -209,6 +210,7 @@ def save_memory(
         if subject:
             memory.extra["subject"] = subject
     try:
+        model = index_model(store)
         vector = (
             None if (update_of or duplicate_of) else embed_texts(store, [index_text(memory)])[0]
         )
@@ -217,6 +219,8 @@ def save_memory(
         raise
     with file_lock(locks_dir(store) / "add.lock"):
         sync_index(store)
+        if vector is not None and index_model(store) != model:  # `auto` chose another model
+            vector = embed_texts(store, [index_text(memory)])[0]
         if duplicate_of or update_of:
             target_id = duplicate_of or update_of
             relpath = _locate(store, target_id, None)
@@ -307,10 +311,9 @@ def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
 
 def embed_texts(store: Store, texts: list[str]):
     """Vectors exactly as the index makes them (same model, same settings)."""
-    from memctl.integrations.embedder import get_embedder
+    from memctl.service.retrieval.embedding import store_embedder
 
-    settings = store.section("embedding")
-    return get_embedder(int(settings.get("batch_size") or 64), settings.get("threads")).embed(texts)
+    return store_embedder(store).embed(texts)
 
 
 def nearest_memories(

@@ -137,13 +137,10 @@ def _related(store: Store, query: str, hits: list, min_similarity: float) -> lis
         return hits
     import numpy as np
 
+    from memctl.service.retrieval.embedding import store_query_embedder
     from memctl.service.retrieval.indexing import open_index
 
-    try:
-        from memctl.integrations.query_embedder import get_query_embedder as embedder
-    except ImportError:
-        from memctl.integrations.embedder import get_embedder as embedder
-    query_vector = np.asarray(embedder().embed_query(query), dtype=np.float32)
+    query_vector = np.asarray(store_query_embedder(store).embed_query(query), dtype=np.float32)
     vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in vector_only}))
     weak = set()
     for hit in vector_only:

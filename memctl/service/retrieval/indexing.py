@@ -19,6 +19,9 @@ from memctl.core.sync import (
     plan_sync,
     stat_fingerprint,
 )
+from memctl.core.text_tokens import searchable_text
+from memctl.integrations.embedder import EmbeddingModel
+from memctl.service.retrieval.embedding import index_model, settle_model, store_embedder
 from memctl.store.files import FileStat, file_lock, is_archived, read_memory, scan_files
 from memctl.store.index import (
     ARCHIVE_MANIFEST,
@@ -31,11 +34,11 @@ from memctl.store.index import (
 
 Progress = Callable[[int, int], None]
 
-MODEL_ID = "all-MiniLM-L6-v2-int8"
+MODEL_ID = "all-MiniLM-L6-v2-int8"  # the default model (see service/retrieval/embedding.py)
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
-INDEX_RECIPE = 4
-DIMENSION = 384
+INDEX_RECIPE = 5  # 5: CJK runs cut into bigrams for BM25
+DIMENSION = 384  # the default model's
 
 
 def index_text(memory: Memory) -> str:
@@ -52,9 +55,12 @@ def index_texts(memory: Memory) -> list[str]:
     return [dataclasses.replace(memory, body=chunk).embed_text() for chunk in chunks]
 
 
-def open_index(store: Store, archive: bool = False) -> MemoryIndex:
+def open_index(
+    store: Store, archive: bool = False, model: EmbeddingModel | None = None
+) -> MemoryIndex:
     """The main index (memories outside archive/), or with `archive` the one over archive/."""
-    return MemoryIndex(store.index_dir, DIMENSION, ARCHIVE_TABLE if archive else TABLE)
+    dim = (model or index_model(store)).dim
+    return MemoryIndex(store.index_dir, dim, ARCHIVE_TABLE if archive else TABLE)
 
 
 def manifest_name(archive: bool = False) -> str:
@@ -99,7 +105,7 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
         "importance": float(memory.importance),
         "pinned": bool(memory.pinned),
         "embed_hash": ehash,
-        "text": text,
+        "text": searchable_text(text),  # CJK runs cut into words; what BM25 and identifiers see
     }
 
 
@@ -111,16 +117,21 @@ def sync_index(
     `archive` selects the separate index over archive/; the main one never holds archived files.
     """
     report = SyncReport()
+    model = index_model(store)
     stats = indexed_files(store, archive)
     index = open_index(store, archive)
-    if not rebuild and _matches_stamp(store, stats, index, archive, report):
+    if not rebuild and _matches_stamp(store, stats, index, archive, report, model):
         return report
+    if not archive:  # Why: the archive's index follows the main one's model
+        settled = settle_model(store, model, sorted(stats), rebuild)
+        if settled != model:
+            model, index = settled, open_index(store, archive, settled)
     manifest = Manifest.load(store.index_dir, manifest_name(archive))
-    stale_model = manifest.model not in (None, MODEL_ID) or manifest.dim not in (None, DIMENSION)
+    stale_model = manifest.model not in (None, model.id) or manifest.dim not in (None, model.dim)
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
     if rebuild or stale_model or unknown_table or (manifest.files and not index.exists()):
-        manifest = Manifest(MODEL_ID, DIMENSION, {}, INDEX_RECIPE)
+        manifest = Manifest(model.id, model.dim, {}, INDEX_RECIPE)
         report.rebuilt = True
     elif manifest.recipe != INDEX_RECIPE and manifest.files:
         manifest.files = {
@@ -143,13 +154,15 @@ def sync_index(
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
             index.drop()
-        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive)
+        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive, model)
 
 
-def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bool:
+def _matches_stamp(
+    store, stats, index, archive: bool, report: SyncReport, model: EmbeddingModel
+) -> bool:
     """True, with the report filled in, when every file is as the last sync left it."""
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
-    current = (MODEL_ID, DIMENSION, INDEX_RECIPE)
+    current = (model.id, model.dim, INDEX_RECIPE)
     if not stamp or (stamp.get("model"), stamp.get("dim"), stamp.get("recipe")) != current:
         return False
     if stamp.get("fingerprint") != stat_fingerprint(
@@ -163,7 +176,9 @@ def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bo
     return True
 
 
-def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) -> SyncReport:
+def _apply_plan(
+    store, index, manifest, stats, plan, report, progress, archive, model: EmbeddingModel
+) -> SyncReport:
     files = dict(manifest.files)
     delete_ids: list[str] = []
     derived: dict[str, Memory] = {}  # relpath -> memory whose rows are (re)written
@@ -231,11 +246,11 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
         )
 
     previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
-    pending = _pending_rows(store, derived, previous, files)
-    rows, vectors = _embed_rows(store, index, pending, report, progress)
+    pending = _pending_rows(store, derived, previous, files, model.id)
+    rows, vectors = _embed_rows(store, index, pending, report, progress, model)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
-    manifest.model, manifest.dim, manifest.recipe = MODEL_ID, DIMENSION, INDEX_RECIPE
+    manifest.model, manifest.dim, manifest.recipe = model.id, model.dim, INDEX_RECIPE
     store.index_dir.mkdir(parents=True, exist_ok=True)
     manifest.save(store.index_dir, manifest_name(archive))
     return report
@@ -278,7 +293,7 @@ def _rederive_neighbours(store, old_files, files, derived, delete_ids) -> dict[s
     return now
 
 
-def _pending_rows(store, derived, previous, files) -> list[tuple]:
+def _pending_rows(store, derived, previous, files, model_id: str) -> list[tuple]:
     """(relpath, memory, row text, embedded text, embed hash, chunk) for every row to write."""
     pending = []
     for relpath, memory in derived.items():
@@ -289,7 +304,7 @@ def _pending_rows(store, derived, previous, files) -> list[tuple]:
             earlier = derived.get(before) or _read_quietly(store, before)
             if earlier is not None:
                 embedded[0] = contextual_text(texts[0], current_text(earlier.body).strip())
-        hashes = [embed_hash(MODEL_ID, text) for text in embedded]
+        hashes = [embed_hash(model_id, text) for text in embedded]
         pending.extend(
             (relpath, memory, text, vector_text, h, n)
             for n, (text, vector_text, h) in enumerate(zip(texts, embedded, hashes, strict=False))
@@ -305,7 +320,7 @@ def _read_quietly(store, relpath: str) -> Memory | None:
         return None
 
 
-def _embed_rows(store, index, pending, report, progress):
+def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel):
     import numpy as np
 
     reusable = index.vectors_for(sorted({entry[4] for entry in pending}))
@@ -314,10 +329,7 @@ def _embed_rows(store, index, pending, report, progress):
     todo.sort(key=lambda item: len(item[1]))
     vectors: dict[int, object] = {}
     if todo:
-        from memctl.integrations.embedder import get_embedder
-
-        settings = store.section("embedding")
-        embedder = get_embedder(int(settings.get("batch_size") or 64), settings.get("threads"))
+        embedder = store_embedder(store, model)
         step = max(embedder.batch_size, 1) * 4
         for start in range(0, len(todo), step):
             batch = todo[start : start + step]
@@ -330,7 +342,7 @@ def _embed_rows(store, index, pending, report, progress):
         _row(memory, relpath, text, ehash, chunk)
         for relpath, memory, text, _, ehash, chunk in pending
     ]
-    matrix = np.zeros((len(pending), DIMENSION), dtype=np.float32)
+    matrix = np.zeros((len(pending), model.dim), dtype=np.float32)
     for i, (_, _, _, _, ehash, _) in enumerate(pending):
         matrix[i] = vectors[i] if i in vectors else reusable[ehash]
     return rows, matrix

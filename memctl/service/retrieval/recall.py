@@ -23,7 +23,9 @@ from memctl.core.ranking import (
     sequence_neighbours,
     spread_to_neighbours,
 )
-from memctl.service.retrieval.indexing import open_index, sync_index
+from memctl.core.text_tokens import searchable_text
+from memctl.service.retrieval.embedding import index_model
+from memctl.service.retrieval.indexing import MODEL_ID, open_index, sync_index
 from memctl.store.access import record_access
 from memctl.store.files import read_memory
 from memctl.store.index import sql_quote
@@ -96,7 +98,7 @@ def recall(
         raise UsageError("The query is empty.")
     # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
     if query_vector is None and mode in ("hybrid", "vector"):
-        query_vector = start_query_embedding(query)
+        query_vector = start_query_embedding(query, index_model(store).id)
     if sync:
         sync_index(store)
     if sync and include_archived:
@@ -114,7 +116,11 @@ def recall(
 
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
     chunk_rows: dict[tuple[str, int], dict] = {}
-    text_rows = _search_text(indexes, query, pool, where) if mode in ("hybrid", "bm25") else None
+    text_rows = (
+        _search_text(indexes, searchable_text(query), pool, where)
+        if mode in ("hybrid", "bm25")
+        else None
+    )
     vector = query_vector.result() if mode in ("hybrid", "vector") else None
     vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
     identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
@@ -261,13 +267,13 @@ def _search_text(indexes, query: str, limit: int, where: str | None) -> list[dic
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
 
 
-def start_query_embedding(query: str) -> Future:
+def start_query_embedding(query: str, model: str = MODEL_ID) -> Future:
     """Embed the query in a thread, so loading the model overlaps other start-up work."""
 
     def run():
         from memctl.integrations.query_embedder import get_query_embedder
 
-        return get_query_embedder().embed_query(query)
+        return get_query_embedder(model=model).embed_query(query)
 
     # Why: numpy imported by two threads at once (this one via onnxruntime, the caller via lance)
     # can fail with "cannot load module more than once"; importing it here first rules that out.
