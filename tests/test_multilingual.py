@@ -173,6 +173,8 @@ def test_auto_chooses_by_the_store_text_and_the_manifest_records_it(tmp_path):
     manifest = Manifest.load(chinese.index_dir)
     assert (manifest.model, manifest.dim) == (MULTILINGUAL_MODEL_ID, 512)
     assert index_model(chinese).id == MULTILINGUAL_MODEL_ID
+    stats = CliRunner().invoke(app, ["--store", str(chinese.root), "stats", "--json"])
+    assert json.loads(stats.stdout)["index"]["model"] == MULTILINGUAL_MODEL_ID
 
 
 @pytest.mark.model
