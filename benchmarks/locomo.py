@@ -62,8 +62,14 @@ def _write_turns(store, conv: Conversation) -> dict:
     return dict(stats)
 
 
-def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
-    """A store holding every turn of `conv`; reused when a previous run finished ingesting it."""
+def prepare_store(
+    conv: Conversation, conv_dir: Path, overrides: dict | None = None
+) -> tuple[object, dict]:
+    """A store holding every turn of `conv`; reused when a previous run finished ingesting it.
+
+    `overrides` (from --set) apply from the first write on, so e.g. another embedding model
+    embeds the store, rather than a recall rebuilding it later.
+    """
     from memctl import service
     from memctl.config import open_store
 
@@ -81,7 +87,7 @@ def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
         from memctl.service.init import templates_dir
 
         shutil.copyfile(templates_dir() / "config.yaml", store_dir / "config.yaml")
-        store = open_store(store_dir)
+        store = _with_overrides(open_store(store_dir), overrides)
         timing["add_s"] = 0.0
         write_stats = json.loads((conv_dir / STATS_NAME).read_text(encoding="utf-8"))
     else:
@@ -89,7 +95,7 @@ def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
             shutil.rmtree(conv_dir)  # a half-written or outdated store of our own
         conv_dir.mkdir(parents=True)
         start = time.perf_counter()
-        store = service.init_store(store_dir)
+        store = _with_overrides(service.init_store(store_dir), overrides)
         write_stats = _write_turns(store, conv)
         timing["add_s"] = round(time.perf_counter() - start, 3)
     start = time.perf_counter()
@@ -100,6 +106,10 @@ def prepare_store(conv: Conversation, conv_dir: Path) -> tuple[object, dict]:
         marker.write_text(json.dumps(fingerprint), encoding="utf-8")
     timing["write_stats"] = write_stats
     return store, timing
+
+
+def _with_overrides(store, overrides: dict | None):
+    return with_overrides(store, overrides) if overrides else store
 
 
 def _dia_id(hit) -> str | None:
@@ -305,9 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(
                 f"{conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions"
             )
-            store, conv_timing = prepare_store(conv, workdir / conv.sample_id)
-            if args.overrides:
-                store = with_overrides(store, args.overrides)
+            store, conv_timing = prepare_store(conv, workdir / conv.sample_id, args.overrides)
             conv_rows, conv_latencies, conv_unmapped = evaluate(
                 store, conv, args.k, details, args.modes
             )

@@ -103,9 +103,9 @@ def _cpu_seconds() -> float:
 
 def measure_embedding(store, texts: list[str]) -> dict:
     """fastembed through memctl's embedder, on the ingest texts, model load kept apart."""
-    from memctl.integrations.embedder import get_embedder
+    from memctl.service.retrieval.embedding import store_embedder
 
-    embedder, load_s = _timed(get_embedder, store.settings.embedding)
+    embedder, load_s = _timed(store_embedder, store)
     embedder.embed(texts[:8])  # warm-up: first run allocates the ONNX session's buffers
     cpu = _cpu_seconds()
     _, embed_s = _timed(embedder.embed, texts)

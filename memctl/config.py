@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core import decay as decay_model
-from memctl.core.embedding import BUNDLED_MODEL, DIMENSIONS
+from memctl.core.embedding import AUTO, MODEL_CHOICES, model_spec
 from memctl.core.errors import InvalidConfig, StoreNotFound
 from memctl.core.schema import (
     KeyPath,
@@ -46,13 +46,16 @@ CONFIG_FILENAME = "config.yaml"
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    model: str = setting(BUNDLED_MODEL, choices=tuple(DIMENSIONS))
+    # A model id, "multilingual", or "auto": the multilingual model when the store's text is
+    # mostly non-Latin, else the bundled English one (service/retrieval/embedding.py decides).
+    model: str = setting(AUTO, choices=MODEL_CHOICES)
     batch_size: int = setting(64, at_least=1)
     threads: int | None = setting(None, at_least=1)  # None: the runtime decides
 
     @property
     def dimension(self) -> int:
-        return DIMENSIONS[self.model]
+        """The size of the vectors of the model named (`auto` here: the bundled model)."""
+        return model_spec(self.model).dim
 
 
 @dataclass(frozen=True)

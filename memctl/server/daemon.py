@@ -136,13 +136,12 @@ class ResidentServer:
     def _warm_up(self) -> None:
         """Pay every import and model load now, not on the first request."""
         self.runner.prepare()
-        from memctl.integrations.embedder import get_embedder
-        from memctl.integrations.query_embedder import get_query_embedder
+        from memctl.service.retrieval.embedding import store_embedder, store_query_embedder
         from memctl.service.retrieval.indexing import open_index
 
-        embedder = get_embedder(self.store.settings.embedding)
+        embedder = store_embedder(self.store)
         vector = embedder.embed(["warm up"])[0]
-        get_query_embedder().embed_query("warm up")
+        store_query_embedder(self.store).embed_query("warm up")
         index = open_index(self.store)
         with contextlib.suppress(Exception):  # an index being built elsewhere: warm it later
             if index.exists():

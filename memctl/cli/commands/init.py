@@ -22,15 +22,23 @@ def register(app: typer.Typer) -> None:
             help="Create your own store instead, the one every project reads "
             "($MEMCTL_USER_STORE, else $XDG_DATA_HOME/memctl, else ~/.local/share/memctl).",
         ),
+        multilingual: bool = typer.Option(
+            False,
+            "--multilingual",
+            help="Embed with the multilingual model (Chinese, Japanese, Korean, ... and across "
+            "languages) instead of choosing by the store's text (embedding.model: auto).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Create a memory store (.memory/ with config.yaml, README and .gitignore)."""
         if user:
             if directory is not None:
                 raise UsageError("--user creates the user store where it belongs; drop DIR.")
-            _init_user(as_json)
+            _init_user(as_json, multilingual)
             return
-        store = init_store(directory if directory is not None else Path("."))
+        store = init_store(
+            directory if directory is not None else Path("."), multilingual=multilingual
+        )
         if as_json:
             print_json({"store": str(store.root)})
         else:
@@ -38,10 +46,10 @@ def register(app: typer.Typer) -> None:
             stdout.print('Next: memctl add "something worth remembering"')
 
 
-def _init_user(as_json: bool) -> None:
+def _init_user(as_json: bool, multilingual: bool = False) -> None:
     from memctl.service.init import enclosing_git_repository, init_user_store
 
-    store = init_user_store()
+    store = init_user_store(multilingual=multilingual)
     repository = enclosing_git_repository(store.root)
     if as_json:
         print_json({"store": str(store.root), "user": True})

@@ -10,6 +10,7 @@ from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
 from memctl.core.text import clip
 from memctl.service import sync_index
+from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.federated import federated_recall
 from memctl.service.retrieval.recall import MODES, Hit, start_query_embedding
 
@@ -86,7 +87,7 @@ def register(app: typer.Typer) -> None:
         stores = current_stores(ctx, store_only)
         store = stores[0][1]
         vector = (
-            start_query_embedding(query, store.settings.embedding)
+            start_query_embedding(query, model_settings(store))
             if mode in ("hybrid", "vector") and query.strip()
             else None
         )

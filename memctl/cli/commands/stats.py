@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
         stdout.print("by type:  " + _counts(stats["by_type"]))
         stdout.print("by scope: " + _counts(stats["by_scope"]))
         index = stats["index"]
-        stdout.print(f"index: {_size(index['bytes'])} in {index['path']}", markup=False)
+        model = f", vectors of {index['model']}" if index.get("model") else ""
+        stdout.print(f"index: {_size(index['bytes'])} in {index['path']}{model}", markup=False)
         for name, table in index["tables"].items():
             stdout.print(
                 f"  {name}: {table['rows']} rows, {table['versions']} versions, "

@@ -167,21 +167,20 @@ def _similarity(store: Store, memories: Sequence[Memory]):
     """Cosine similarity of the episodes, from the index's vectors where it has them."""
     import numpy as np
 
+    from memctl.service.retrieval.embedding import index_model, store_embedder
     from memctl.service.retrieval.indexing import index_text, open_index
 
-    embedding = store.settings.embedding
+    model = index_model(store)
     texts = [index_text(m) for m in memories]
-    hashes = [embed_hash(embedding.model, t) for t in texts]
+    hashes = [embed_hash(model.id, t) for t in texts]
     try:
         known = open_index(store).vectors_for(sorted(set(hashes)))
     except Exception:  # noqa: BLE001 - the index is a cache; embed instead
         known = {}
     missing = [i for i, h in enumerate(hashes) if h not in known]
-    vectors = np.zeros((len(texts), embedding.dimension), dtype=np.float32)
+    vectors = np.zeros((len(texts), model.dim), dtype=np.float32)
     if missing:
-        from memctl.integrations.embedder import get_embedder
-
-        embedded = get_embedder(embedding).embed([texts[i] for i in missing])
+        embedded = store_embedder(store, model).embed([texts[i] for i in missing])
         for i, vector in zip(missing, embedded, strict=False):
             vectors[i] = vector
     for i, h in enumerate(hashes):

@@ -58,9 +58,9 @@ def sentence_embed(store: Store):
         return None
 
     def embed(texts: list[str]):
-        from memctl.integrations.embedder import get_embedder
+        from memctl.service.retrieval.embedding import store_embedder
 
-        return get_embedder(store.settings.embedding).embed(texts)
+        return store_embedder(store).embed(texts)
 
     return embed
 

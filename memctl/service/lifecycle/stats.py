@@ -9,6 +9,7 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.service.lifecycle.decaying import plan, scan_memories
+from memctl.service.retrieval.embedding import recorded_model
 from memctl.service.retrieval.indexing import open_index
 from memctl.store.access import load_access
 from memctl.store.index import ARCHIVE_TABLE, TABLE
@@ -56,7 +57,12 @@ def index_stats(store: Store) -> dict[str, Any]:
         index = open_index(store, archive)
         if index.exists():
             tables[ARCHIVE_TABLE if archive else TABLE] = index.table_stats()
-    return {"path": str(store.index_dir), "bytes": _size(store.index_dir), "tables": tables}
+    return {
+        "path": str(store.index_dir),
+        "bytes": _size(store.index_dir),
+        "model": recorded_model(store),  # what the vectors came from (`auto` picks it)
+        "tables": tables,
+    }
 
 
 def _size(folder: Path) -> int:

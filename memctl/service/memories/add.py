@@ -41,6 +41,7 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
+from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index
 from memctl.store.files import (
@@ -215,6 +216,7 @@ def save_memory(
         if subject:
             memory.extra["subject"] = subject
     try:
+        model = index_model(store)
         vector = (
             None if (update_of or duplicate_of) else embed_texts(store, [index_text(memory)])[0]
         )
@@ -224,6 +226,8 @@ def save_memory(
     target_id = duplicate_of or update_of
     with file_lock(locks_dir(store) / "add.lock"):
         sync_index(store)
+        if vector is not None and index_model(store) != model:  # `auto` chose another model
+            vector = embed_texts(store, [index_text(memory)])[0]
         if target_id:
             relpath = _locate(store, target_id, None)
             decision = Decision(
@@ -319,9 +323,9 @@ def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
 
 def embed_texts(store: Store, texts: list[str]):
     """Vectors exactly as the index makes them (same model, same settings)."""
-    from memctl.integrations.embedder import get_embedder
+    from memctl.service.retrieval.embedding import store_embedder
 
-    return get_embedder(store.settings.embedding).embed(texts)
+    return store_embedder(store).embed(texts)
 
 
 def nearest_memories(

@@ -17,6 +17,7 @@ from memctl.core.federation import interleave_by_rank, merge_by_heads
 from memctl.core.memory import Memory
 from memctl.core.routing import PROJECT, USER
 from memctl.service.memories.lookup import Listing, list_memories
+from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.recall import Hit, recall, start_query_embedding
 
 # A hit found by its words needs only half the cosine of one found by meaning alone (the rule the
@@ -64,16 +65,15 @@ def federated_recall(
     """`recall` over every store, merged into one list of k; one store: plain `recall`."""
     if len(stores) == 1:
         return recall(stores[0][1], query, k=k, mode=mode, query_vector=query_vector, **options)
-    if query_vector is None and mode in ("hybrid", "vector") and query.strip():
-        query_vector = start_query_embedding(query)  # Why: embedded once, shared by every store
+    query_vectors = _query_vectors(stores, query, mode, query_vector)
     answers = [
-        recall(store, query, k=k, mode=mode, query_vector=query_vector, **options)
-        for _, store in stores
+        recall(store, query, k=k, mode=mode, query_vector=vector, **options)
+        for (_, store), vector in zip(stores, query_vectors, strict=True)
     ]
-    if mode == "bm25" or query_vector is None:
+    if mode == "bm25" or any(vector is None for vector in query_vectors):
         merged = interleave_by_rank(answers, k)
     else:
-        relevance = _relevance(stores, answers, query_vector.result())
+        relevance = _relevance(stores, answers, [v.result() for v in query_vectors if v])
         answers = [answers[0]] + [
             [hit for hit in hits if relevance[id(hit)] >= OTHER_STORE_FLOOR] for hits in answers[1:]
         ]
@@ -81,16 +81,38 @@ def federated_recall(
     return [_tagged(hit, stores[number][0]) for number, hit in merged]
 
 
-def _relevance(stores: Stores, answers: list[list[Hit]], query_vector) -> dict[int, float]:
+def _query_vectors(
+    stores: Stores, query: str, mode: str, given: Future | None
+) -> list[Future | None]:
+    """One query embedding per store: made once per embedding model and shared by every store
+    that uses it (`given`, if any, was made with the first store's model)."""
+    if mode not in ("hybrid", "vector") or not query.strip():
+        return [None] * len(stores)
+    by_model: dict[Any, Future] = {}
+    if given is not None:
+        by_model[model_settings(stores[0][1])] = given
+    vectors: list[Future | None] = []
+    for _, store in stores:
+        settings = model_settings(store)
+        if settings not in by_model:
+            by_model[settings] = start_query_embedding(query, settings)
+        vectors.append(by_model[settings])
+    return vectors
+
+
+def _relevance(
+    stores: Stores, answers: list[list[Hit]], query_vectors: list[Any]
+) -> dict[int, float]:
     """A measure every store shares: the cosine of each hit's vector to the query (doubled for
-    a hit that also matched words), an exact identifier above any cosine."""
+    a hit that also matched words), an exact identifier above any cosine. `query_vectors[i]`:
+    the query embedded with store i's model."""
     import numpy as np
 
     from memctl.service.retrieval.indexing import open_index
 
-    query = np.asarray(query_vector, dtype=np.float32)
     relevance: dict[int, float] = {}
-    for (_, store), hits in zip(stores, answers, strict=True):
+    for (_, store), hits, query_vector in zip(stores, answers, query_vectors, strict=True):
+        query = np.asarray(query_vector, dtype=np.float32)
         vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
         for hit in hits:
             vector = vectors.get(hit.id)

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Protocol
 
 from memctl.config import Store
+from memctl.core import ports
 from memctl.core.chunking import split_chunks
-from memctl.core.embedding import BUNDLED_MODEL
+from memctl.core.embedding import BUNDLED_MODEL, EmbeddingModel
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
@@ -27,7 +28,9 @@ from memctl.core.sync import (
     plan_sync,
     stat_fingerprint,
 )
+from memctl.core.text_tokens import searchable_text
 from memctl.core.tokens import estimate_tokens
+from memctl.service.retrieval.embedding import index_model, settle_model, store_embedder
 from memctl.store.files import (
     FileStat,
     file_lock,
@@ -51,10 +54,10 @@ from memctl.store.remote_index import index_settings, layered, local_changes
 
 Progress = Callable[[int, int], None]
 
-MODEL_ID = BUNDLED_MODEL  # the default embedding model (store.settings.embedding.model)
+MODEL_ID = BUNDLED_MODEL  # the default model (see service/retrieval/embedding.py)
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
-INDEX_RECIPE = 4
+INDEX_RECIPE = 5  # 5: CJK runs cut into bigrams for BM25
 MODEL_MAX_TOKENS = 512  # the embedding model truncates longer texts
 
 
@@ -72,17 +75,20 @@ def index_texts(memory: Memory) -> list[str]:
     return [dataclasses.replace(memory, body=chunk).embed_text() for chunk in chunks]
 
 
-def open_index(store: Store, archive: bool = False) -> Index:
+def open_index(store: Store, archive: bool = False, model: EmbeddingModel | None = None) -> Index:
     """The main index (memories outside archive/), or with `archive` the one over archive/.
-    With `index.mode: remote`, the main index is the published one under the local overlay."""
-    local = local_index(store, archive)
+    With `index.mode: remote`, the main index is the published one under the local overlay.
+    `model`: the embedding model whose vectors it holds (the store's, by default)."""
+    local = local_index(store, archive, model)
     if archive or not remote_mode(store):
         return local
     return layered(store.index_dir, local, store.section("index"), made_with(store))  # type: ignore[return-value]
 
 
-def local_index(store: Store, archive: bool = False) -> MemoryIndex:
-    dimension = store.settings.embedding.dimension
+def local_index(
+    store: Store, archive: bool = False, model: EmbeddingModel | None = None
+) -> MemoryIndex:
+    dimension = (model or index_model(store)).dim
     return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE)
 
 
@@ -92,8 +98,8 @@ def remote_mode(store: Store) -> bool:
 
 def made_with(store: Store) -> dict:
     """What rows must have been made with to be read by this memctl (checked on a published index)."""
-    embedding = store.settings.embedding
-    return {"model": embedding.model, "dim": embedding.dimension, "recipe": INDEX_RECIPE}
+    model = index_model(store)
+    return {"model": model.id, "dim": model.dim, "recipe": INDEX_RECIPE}
 
 
 def manifest_name(archive: bool = False) -> str:
@@ -138,7 +144,7 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
         "importance": float(memory.importance),
         "pinned": bool(memory.pinned),
         "embed_hash": ehash,
-        "text": text,
+        "text": searchable_text(text),  # CJK runs cut into words; what BM25 and identifiers see
     }
 
 
@@ -291,7 +297,8 @@ def _remember_manifest(store: Store, archive: bool, manifest: Manifest) -> None:
 
 
 def _model_of(store: Store) -> tuple[str, int]:
-    return store.settings.embedding.model, store.settings.embedding.dimension
+    model = index_model(store)
+    return model.id, model.dim
 
 
 def _sync(
@@ -302,6 +309,7 @@ def _sync(
     changed: frozenset[str] | None = None,
 ) -> SyncReport:
     report = SyncReport()
+    model = index_model(store)
     remote = not archive and remote_mode(store)
     known = _restat(store, archive, changed) if changed is not None and not remote else None
     stats = known[1] if known else indexed_files(store, archive)
@@ -311,15 +319,18 @@ def _sync(
         stats = local_changes(
             store.root, store.index_dir, store.section("index"), stats, made_with(store)
         )
-    if not rebuild and _matches_stamp(store, stats, index, archive, report):
+    if not rebuild and _matches_stamp(store, stats, index, archive, report, model):
         return report
+    if not archive:  # Why: the archive's index follows the main one's model
+        settled = settle_model(store, model, sorted(stats), rebuild)
+        if settled != model:
+            model, index = settled, local_index(store, archive, settled)
     manifest = known[0] if known else Manifest.load(store.index_dir, manifest_name(archive))
-    model, dimension = _model_of(store)
-    stale_model = manifest.model not in (None, model) or manifest.dim not in (None, dimension)
+    stale_model = manifest.model not in (None, model.id) or manifest.dim not in (None, model.dim)
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
     if rebuild or stale_model or unknown_table or (manifest.files and not index.exists()):
-        manifest = Manifest(model, dimension, {}, INDEX_RECIPE)
+        manifest = Manifest(model.id, model.dim, {}, INDEX_RECIPE)
         report.rebuilt = True
     elif manifest.recipe != INDEX_RECIPE and manifest.files:
         manifest.files = {
@@ -342,16 +353,18 @@ def _sync(
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
             index.drop()
-        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive)
+        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive, model)
 
 
-def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bool:
+def _matches_stamp(
+    store, stats, index, archive: bool, report: SyncReport, model: EmbeddingModel | None = None
+) -> bool:
     """True, with the report filled in, when every file is as the last sync left it.
 
     `stats` None: a freshness guard vouched for the files, so they are not compared."""
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
-    embedding = store.settings.embedding
-    current = (embedding.model, embedding.dimension, INDEX_RECIPE)
+    model = model or index_model(store)
+    current = (model.id, model.dim, INDEX_RECIPE)
     if not stamp or (stamp.get("model"), stamp.get("dim"), stamp.get("recipe")) != current:
         return False
     if stats is not None and stamp.get("fingerprint") != stat_fingerprint(
@@ -365,7 +378,9 @@ def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bo
     return True
 
 
-def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) -> SyncReport:
+def _apply_plan(
+    store, index, manifest, stats, plan, report, progress, archive, model: EmbeddingModel
+) -> SyncReport:
     files = dict(manifest.files)
     delete_ids: list[str] = []
     derived: dict[str, Memory] = {}  # relpath -> memory whose rows are (re)written
@@ -442,16 +457,11 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
         )
 
     previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
-    pending = _pending_rows(store, derived, previous, files)
-    rows, vectors = _embed_rows(store, index, pending, report, progress)
+    pending = _pending_rows(store, derived, previous, files, model.id)
+    rows, vectors = _embed_rows(store, index, pending, report, progress, model)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
-    embedding = store.settings.embedding
-    manifest.model, manifest.dim, manifest.recipe = (
-        embedding.model,
-        embedding.dimension,
-        INDEX_RECIPE,
-    )
+    manifest.model, manifest.dim, manifest.recipe = model.id, model.dim, INDEX_RECIPE
     store.index_dir.mkdir(parents=True, exist_ok=True)
     manifest.save(store.index_dir, manifest_name(archive))
     _remember_manifest(store, archive, manifest)
@@ -495,7 +505,7 @@ def _rederive_neighbours(store, old_files, files, derived, delete_ids) -> dict[s
     return now
 
 
-def _pending_rows(store, derived, previous, files) -> list[tuple]:
+def _pending_rows(store, derived, previous, files, model_id: str) -> list[tuple]:
     """(relpath, memory, row text, embedded text, embed hash, chunk) for every row to write."""
     pending: list[tuple[str, Memory, str, str, str, int]] = []
     for relpath, memory in derived.items():
@@ -506,7 +516,7 @@ def _pending_rows(store, derived, previous, files) -> list[tuple]:
             earlier = derived.get(before) or _read_quietly(store, before)
             if earlier is not None:
                 embedded[0] = contextual_text(texts[0], current_text(earlier.body).strip())
-        hashes = [embed_hash(store.settings.embedding.model, text) for text in embedded]
+        hashes = [embed_hash(model_id, text) for text in embedded]
         pending.extend(
             (relpath, memory, text, vector_text, h, n)
             for n, (text, vector_text, h) in enumerate(zip(texts, embedded, hashes, strict=False))
@@ -546,7 +556,7 @@ def token_bounded_batches(items: list[tuple[int, str]], max_items: int) -> list[
     return batches
 
 
-def _embed_rows(store, index, pending, report, progress):
+def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel):
     import numpy as np
 
     # Why: in remote mode a moved file or a front-matter edit reuses the published vector.
@@ -555,11 +565,9 @@ def _embed_rows(store, index, pending, report, progress):
     todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
     # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
     todo.sort(key=lambda item: len(item[1]))
-    vectors: dict[int, object] = {}
+    vectors: dict[int, ports.Vector] = {}
     if todo:
-        from memctl.integrations.embedder import get_embedder
-
-        embedder = get_embedder(store.settings.embedding)
+        embedder = store_embedder(store, model)
         done = 0
         for batch in token_bounded_batches(todo, max(embedder.batch_size, 1)):
             for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch]), strict=False):
@@ -572,7 +580,7 @@ def _embed_rows(store, index, pending, report, progress):
         _row(memory, relpath, text, ehash, chunk)
         for relpath, memory, text, _, ehash, chunk in pending
     ]
-    matrix = np.zeros((len(pending), store.settings.embedding.dimension), dtype=np.float32)
+    matrix = np.zeros((len(pending), model.dim), dtype=np.float32)
     for i, (_, _, _, _, ehash, _) in enumerate(pending):
         matrix[i] = vectors[i] if i in vectors else reusable[ehash]
     return rows, matrix

@@ -25,6 +25,8 @@ from memctl.core.ranking import (
     sequence_neighbours,
     spread_to_neighbours,
 )
+from memctl.core.text_tokens import searchable_text
+from memctl.service.retrieval.embedding import model_settings, store_query_embedder
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.store.access import record_access
@@ -100,7 +102,7 @@ def recall(
         raise UsageError("The query is empty.")
     # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
     if query_vector is None and mode in ("hybrid", "vector"):
-        query_vector = start_query_embedding(query, store.settings.embedding)
+        query_vector = start_query_embedding(query, model_settings(store))
     if sync:
         sync_index(store)
     if sync and include_archived:
@@ -139,7 +141,11 @@ def _search(
 
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
     chunk_rows: dict[tuple[str, int], dict] = {}
-    text_rows = _search_text(indexes, query, pool, where) if mode in ("hybrid", "bm25") else None
+    text_rows = (
+        _search_text(indexes, searchable_text(query), pool, where)
+        if mode in ("hybrid", "bm25")
+        else None
+    )
     vector = None
     if query_vector is not None and mode in ("hybrid", "vector"):
         vector = query_vector.result()
@@ -300,9 +306,12 @@ def related_hits(
     in `user_store`."""
     if not hits or min_similarity <= 0:
         return hits
-    from memctl.integrations.query_embedder import get_query_embedder
-
-    query_vector = get_query_embedder(store.settings.embedding).embed_query(query)
+    # Why: the user store may embed with another model than the project: one query vector each.
+    query_vectors = {
+        label: store_query_embedder(where).embed_query(query)
+        for label, where in (("project", store), ("user", user_store))
+        if where is not None
+    }
     vectors = {
         label: open_index(where).vectors_for_ids(
             sorted({hit.id for hit in hits if getattr(hit, "store", "project") == label})
@@ -312,8 +321,9 @@ def related_hits(
     }
 
     def similarity(hit: Hit) -> float | None:
-        vector = vectors.get(getattr(hit, "store", "project"), {}).get(hit.id)
-        return None if vector is None else float(vector @ query_vector)
+        label = getattr(hit, "store", "project")
+        vector = vectors.get(label, {}).get(hit.id)
+        return None if vector is None else float(vector @ query_vectors[label])
 
     return [hit for hit in hits if is_related(similarity(hit), hit.sources, min_similarity)]
 
