@@ -14,6 +14,8 @@ from memctl.config import open_store
 from memctl.server.freshness import StoreWatch
 from memctl.service.retrieval import indexing
 
+pytestmark = pytest.mark.model  # syncs embed with the bundled model
+
 
 @pytest.fixture
 def watched(tmp_path, monkeypatch):
