@@ -96,3 +96,8 @@ def get_embedder(batch_size: int = 64, threads: int | None = None) -> Embedder:
 @lru_cache(maxsize=1)
 def _cached_embedder(batch_size: int, threads: int | None) -> Embedder:
     return Embedder(batch_size=batch_size, threads=threads)
+
+
+def embedder_loaded() -> bool:
+    """Whether this process has loaded fastembed's model already."""
+    return _cached_embedder.cache_info().currsize > 0

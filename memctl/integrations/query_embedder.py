@@ -1,16 +1,24 @@
-"""A start-up-light twin of the embedder for single queries.
+"""A start-up-light twin of the embedder for single queries and a handful of documents.
 
 `import fastembed` costs ~1 s because it pulls in huggingface_hub, httpx and image code.
-A fresh `memctl recall` (one query, e.g. from a hook on every prompt) only needs the same
-tokenizer and ONNX model with the same mean pooling, so it runs them through tokenizers and
-onnxruntime directly. tests/test_embedder.py proves the vectors match fastembed's.
+A fresh `memctl recall` (one query, e.g. from a hook on every prompt) or `memctl add` (one
+memory) only needs the same tokenizer and ONNX model with the same mean pooling, so it runs
+them through tokenizers and onnxruntime directly. tests/test_embedder.py proves the vectors
+match fastembed's.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from memctl.integrations.embedder import DIMENSION, MODEL_ID, _model_file, tokenizer_dir
+from memctl.integrations.embedder import (
+    DIMENSION,
+    MODEL_ID,
+    _model_file,
+    embedder_loaded,
+    get_embedder,
+    tokenizer_dir,
+)
 
 MAX_TOKENS = 512
 
@@ -36,6 +44,14 @@ class QueryEmbedder:
         )
         self._inputs = {node.name for node in self._session.get_inputs()}
 
+    def embed(self, texts: list[str]):
+        """One vector per text, each run alone (no padding): for a handful of texts."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        return np.stack([self.embed_query(text) for text in texts])
+
     def embed_query(self, text: str):
         import numpy as np
 
@@ -57,3 +73,15 @@ class QueryEmbedder:
 @lru_cache(maxsize=1)
 def get_query_embedder(threads: int | None = None) -> QueryEmbedder:
     return QueryEmbedder(threads=threads)
+
+
+# Past this many texts, fastembed's batching pays for its import.
+FEW_TEXTS = 8
+
+
+def embed_documents(texts: list[str], batch_size: int = 64, threads: int | None = None):
+    """Vectors for texts to store: a few through the light path (unless fastembed is loaded
+    already), more through fastembed's batches."""
+    if len(texts) <= FEW_TEXTS and not embedder_loaded():
+        return get_query_embedder(threads).embed(texts)
+    return get_embedder(batch_size, threads).embed(texts)

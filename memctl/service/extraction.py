@@ -22,13 +22,12 @@ from memctl.core.memory import Memory
 from memctl.core.quality import low_value_reason
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
 from memctl.service.memories.add import (
-    AddResult,
-    add_memory,
     build_memory,
     embed_texts,
     nearest_memories,
     thresholds,
 )
+from memctl.service.memories.batch import BatchItem, save_batch
 from memctl.service.memories.redaction import redact_for_store
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index
 
@@ -94,10 +93,12 @@ def extract(
     dry_run: bool = False,
     use_llm: bool | None = None,
     mock_response: str | list[str] | None = None,
+    sync: bool = True,
 ) -> ExtractResult:
     """Plan the memories a conversation states and, unless `dry_run`, write them.
 
     `use_llm`: None means "if one is configured". `mock_response` goes to litellm's mock path.
+    `sync=False` leaves indexing what was written to the caller.
     """
     from memctl.integrations.llm import llm_settings
 
@@ -118,7 +119,7 @@ def extract(
         source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage
     )
     if not dry_run:
-        result.applied = apply_plan(store, plan)
+        result.applied = apply_plan(store, plan, sync=sync)
     return result
 
 
@@ -309,13 +310,16 @@ def _target_exists(store: Store, memory_id: str) -> None:
     get_memory(store, memory_id)  # raises MemoryNotFound / InvalidMemoryFile
 
 
-def apply_plan(store: Store, plan: list[PlanItem]) -> list[dict[str, Any]]:
-    """Write each item through add_memory; returns what each one did."""
-    written: dict[int, str] = {}
+def apply_plan(store: Store, plan: list[PlanItem], *, sync: bool = True) -> list[dict[str, Any]]:
+    """Write the plan as one batch (see memories.batch); returns what each item did."""
+    from memctl.service.memories.redaction import redact_memory_fields
+
+    batch: list[BatchItem] = []
+    position_of: dict[int, int] = {}  # plan item number -> its place in the batch
     outcomes: list[dict[str, Any]] = []
     for number, item in enumerate(plan, start=1):
-        target = item.target_id or (written.get(item.target_item) if item.target_item else None)
-        if item.op == "NOOP" and target is None:
+        earlier = position_of.get(item.target_item) if item.target_item else None
+        if item.op == "NOOP" and item.target_id is None and earlier is None:
             outcomes.append({"item": number, "action": "none", "id": None})
             continue
         fields: dict[str, Any] = {
@@ -325,24 +329,24 @@ def apply_plan(store: Store, plan: list[PlanItem]) -> list[dict[str, Any]]:
         }
         if item.subject:
             fields["extra"] = {"subject": item.subject}
-        result: AddResult = add_memory(
-            store,
-            item.text,
-            sync=False,
-            force=True,
-            update_of=target if item.op == "UPDATE" else None,
-            duplicate_of=target if item.op == "NOOP" else None,
-            **fields,
-        )
-        written[number] = result.merged_into or result.memory.id
-        outcomes.append(
+        text, fields, _ = redact_memory_fields(store, item.text, fields)
+        entry = BatchItem(build_memory(text, **fields))
+        op = "update" if item.op == "UPDATE" else "merge"
+        if item.target_id:
+            entry.update_of = item.target_id if op == "update" else None
+            entry.duplicate_of = item.target_id if op == "merge" else None
+        elif earlier is not None:
+            entry.target_item, entry.op = earlier, op
+        position_of[number] = len(batch)
+        batch.append(entry)
+        outcomes.append({"item": number})
+    results = save_batch(store, batch, sync=sync)
+    for outcome, result in zip((o for o in outcomes if "action" not in o), results, strict=True):
+        outcome.update(
             {
-                "item": number,
                 "action": result.action,
-                "id": written[number],
+                "id": result.merged_into or result.memory.id,
                 "path": str(result.path),
             }
         )
-    if outcomes:
-        sync_index(store)
     return outcomes

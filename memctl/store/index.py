@@ -1,8 +1,9 @@
 """The LanceDB index: a disposable cache of the memory files, one row per memory (or chunk).
 
-Writes go through lancedb. Reads on the hot path use the same table through pylance
-(`lance`), whose import costs ~0.3 s against lancedb's ~2.5 s, so a fresh `memctl recall`
-stays fast. The manifest (JSON beside the table) lets a no-op sync finish without either.
+Reads and writes go through pylance (`lance`), whose import costs ~0.3 s against lancedb's
+~2.5 s, so a fresh `memctl recall` or `memctl add` stays fast; store/index_maintenance.py keeps
+the table small as it is written to. The manifest (JSON beside the table) lets a no-op sync
+finish without either.
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ from typing import Any
 
 from memctl.core.sync import IndexedFile, stat_fingerprint
 from memctl.store.files import atomic_write
+from memctl.store.index_maintenance import (
+    MaintenancePolicy,
+    MaintenanceReport,
+    maintain,
+    write_rows,
+)
 
 TABLE = "memories"
 MANIFEST = "manifest.json"
@@ -144,11 +151,17 @@ class Manifest:
 
 
 class MemoryIndex:
-    def __init__(self, index_dir: Path, dim: int, table: str = TABLE):
+    def __init__(
+        self,
+        index_dir: Path,
+        dim: int,
+        table: str = TABLE,
+        policy: MaintenancePolicy | None = None,
+    ):
         self.index_dir = index_dir
         self.dim = dim
         self.table = table
-        self._db = None
+        self.policy = policy or MaintenancePolicy()
         self._dataset = None
 
     @property
@@ -160,21 +173,10 @@ class MemoryIndex:
 
     def drop(self) -> None:
         self._dataset = None
-        self._db = None
         if self.table_dir.exists():
             shutil.rmtree(self.table_dir)
 
-    # -- writes (lancedb) -------------------------------------------------------------
-
-    def _table(self):
-        import lancedb
-
-        if self._db is None:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
-            self._db = lancedb.connect(str(self.index_dir))
-        if self.exists():
-            return self._db.open_table(self.table)
-        return self._db.create_table(self.table, schema=_schema(self.dim))
+    # -- writes -----------------------------------------------------------------------
 
     def vectors_for(self, embed_hashes: list[str]) -> dict[str, Any]:
         """Existing vectors by embed hash (of any row or chunk), so moved or metadata-only edits
@@ -196,45 +198,38 @@ class MemoryIndex:
         return found
 
     def apply(self, delete_ids: list[str], rows: list[dict[str, Any]], vectors=None) -> None:
-        """Delete rows of these ids, then add the new rows (vectors: one per row); reindex text."""
+        """Delete rows of these ids, then add the new rows (vectors: one per row). The new rows
+        are searchable at once; the indices take them in as index_maintenance decides."""
         if not delete_ids and not rows:
             return
-        import numpy as np
-        import pyarrow as pa
-
-        table = self._table()
-        for start in range(0, len(delete_ids), 500):
-            batch = delete_ids[start : start + 500]
-            table.delete("id IN (" + ",".join(sql_quote(i) for i in batch) + ")")
+        data = None
         if rows:
+            import numpy as np
+            import pyarrow as pa
+
             schema = _schema(self.dim)
             columns = {
                 name: [row[name] for row in rows] for name in schema.names if name != "vector"
             }
             flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
             columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, self.dim)
-            table.add(pa.Table.from_pydict(columns, schema=schema))
-        self._reindex_text(table)
+            data = pa.Table.from_pydict(columns, schema=schema)
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        write_rows(str(self.table_dir), delete_ids, data, self.policy)
         self._dataset = None
+
+    def maintain(self, *, vectors: bool = True) -> MaintenanceReport:
+        """Fold in new rows, drop deleted ones, keep the vector index in step, remove old
+        versions (index_maintenance.maintain); hold the index lock."""
+        self._dataset = None
+        return maintain(str(self.table_dir), self.policy, vectors=vectors)
 
     def purge(self, ids: list[str]) -> None:
         """Remove these rows with no physical copy left (see store.purge); hold the index lock."""
         from memctl.store.purge import purge_rows
 
-        self._dataset = None
-        self._db = None  # Why: purging may drop the table and always removes older versions.
+        self._dataset = None  # Why: purging may drop the table and always removes older versions.
         purge_rows(self.index_dir, self.table, ids)
-
-    def _reindex_text(self, table) -> None:
-        import warnings
-
-        if table.count_rows() == 0:
-            return
-        with warnings.catch_warnings():
-            # Why: lancedb marks create_fts_index deprecated, but its replacement on the sync
-            # table API has no way to name the text column in 0.40.
-            warnings.simplefilter("ignore")
-            table.create_fts_index("text", replace=True, with_position=False)
 
     # -- reads (pylance) --------------------------------------------------------------
 
@@ -285,6 +280,12 @@ class MemoryIndex:
         where = "chunk = 0 AND sequence IN (" + ",".join(sql_quote(s) for s in sequences) + ")"
         table = self.dataset().to_table(columns=["id", "created", "sequence"], filter=where)
         return table.to_pylist()
+
+    def scan(self, columns: list[str], where: str | None = None):
+        """These columns of every row matching `where`, as a pyarrow table (None: no table)."""
+        if not self.exists():
+            return None
+        return self.dataset().to_table(columns=columns, filter=where)
 
     def rows_for_ids(self, ids: list[str]) -> list[dict]:
         if not ids or not self.exists():

@@ -41,7 +41,7 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
-from memctl.service.retrieval.indexing import index_text, open_index, sync_index
+from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
 from memctl.store.files import file_lock, find_by_id, path_for, read_memory, write_memory
 from memctl.store.index import sql_quote
 
@@ -208,10 +208,9 @@ def save_memory(
         subject = derive_subject(memory.body, memory.type)
         if subject:
             memory.extra["subject"] = subject
+    text = index_text(memory)
     try:
-        vector = (
-            None if (update_of or duplicate_of) else embed_texts(store, [index_text(memory)])[0]
-        )
+        vector = None if (update_of or duplicate_of) else embed_texts(store, [text])[0]
     except ModelUnavailable:
         write_new(store, memory)  # Why: keep the text as a file; the model error still surfaces
         raise
@@ -219,7 +218,7 @@ def save_memory(
         sync_index(store)
         if duplicate_of or update_of:
             target_id = duplicate_of or update_of
-            relpath = _locate(store, target_id, None)
+            relpath = locate_file(store, target_id, None)
             decision = Decision(
                 "merge" if duplicate_of else "update",
                 Neighbor(read_memory(store.root, relpath), relpath, None),
@@ -234,7 +233,9 @@ def save_memory(
             )
         result = apply_decision(store, memory, decision)
         if sync:
-            sync_index(store)
+            sync_index(
+                store, known_vectors={} if vector is None else vectors_by_hash([text], [vector])
+            )
     return result
 
 
@@ -273,12 +274,12 @@ def rewrite_memory(
     store: Store, memory_id: str, relpath: str | None, change: Change
 ) -> tuple[Path, Memory, str]:
     """Read-modify-write one memory under its lock; `version` goes up by one."""
-    relpath = _locate(store, memory_id, relpath)
+    relpath = locate_file(store, memory_id, relpath)
     seen_raw = (store.root / relpath).read_bytes()
     seen = read_memory(store.root, relpath, seen_raw)
     planned, action = change(seen)
     with file_lock(locks_dir(store) / f"{memory_id}.lock"):
-        relpath = _locate(store, memory_id, relpath)
+        relpath = locate_file(store, memory_id, relpath)
         fresh_raw = (store.root / relpath).read_bytes()
         fresh = read_memory(store.root, relpath, fresh_raw)
         if fresh.version != seen.version or fresh_raw != seen_raw:
@@ -288,7 +289,7 @@ def rewrite_memory(
     return store.root / relpath, planned, action
 
 
-def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
+def locate_file(store: Store, memory_id: str, relpath: str | None) -> str:
     """The file of `memory_id`: the hinted path if it still holds that id, else a search."""
     if relpath and (store.root / relpath).is_file():
         try:
@@ -307,10 +308,10 @@ def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
 
 def embed_texts(store: Store, texts: list[str]):
     """Vectors exactly as the index makes them (same model, same settings)."""
-    from memctl.integrations.embedder import get_embedder
+    from memctl.integrations.query_embedder import embed_documents
 
     settings = store.section("embedding")
-    return get_embedder(int(settings.get("batch_size") or 64), settings.get("threads")).embed(texts)
+    return embed_documents(texts, int(settings.get("batch_size") or 64), settings.get("threads"))
 
 
 def nearest_memories(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
@@ -28,6 +29,7 @@ from memctl.store.index import (
     Manifest,
     MemoryIndex,
 )
+from memctl.store.index_maintenance import MaintenancePolicy
 
 Progress = Callable[[int, int], None]
 
@@ -54,7 +56,8 @@ def index_texts(memory: Memory) -> list[str]:
 
 def open_index(store: Store, archive: bool = False) -> MemoryIndex:
     """The main index (memories outside archive/), or with `archive` the one over archive/."""
-    return MemoryIndex(store.index_dir, DIMENSION, ARCHIVE_TABLE if archive else TABLE)
+    policy = MaintenancePolicy.from_config(store.section("index"))
+    return MemoryIndex(store.index_dir, DIMENSION, ARCHIVE_TABLE if archive else TABLE, policy)
 
 
 def manifest_name(archive: bool = False) -> str:
@@ -104,11 +107,17 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
 
 
 def sync_index(
-    store: Store, rebuild: bool = False, progress: Progress | None = None, archive: bool = False
+    store: Store,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+    archive: bool = False,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> SyncReport:
     """Bring the index up to date with the files. Safe to call before every read.
 
     `archive` selects the separate index over archive/; the main one never holds archived files.
+    `known_vectors` (embed hash -> vector, see vectors_by_hash) are used instead of embedding
+    those texts again: a write that embedded its text to look for duplicates passes it on.
     """
     report = SyncReport()
     stats = indexed_files(store, archive)
@@ -143,7 +152,9 @@ def sync_index(
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
             index.drop()
-        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive)
+        return _apply_plan(
+            store, index, manifest, stats, plan, report, progress, archive, known_vectors or {}
+        )
 
 
 def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bool:
@@ -163,7 +174,9 @@ def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bo
     return True
 
 
-def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) -> SyncReport:
+def _apply_plan(
+    store, index, manifest, stats, plan, report, progress, archive, known_vectors
+) -> SyncReport:
     files = dict(manifest.files)
     delete_ids: list[str] = []
     derived: dict[str, Memory] = {}  # relpath -> memory whose rows are (re)written
@@ -232,7 +245,7 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
 
     previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
     pending = _pending_rows(store, derived, previous, files)
-    rows, vectors = _embed_rows(store, index, pending, report, progress)
+    rows, vectors = _embed_rows(store, index, pending, report, progress, known_vectors)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
     manifest.model, manifest.dim, manifest.recipe = MODEL_ID, DIMENSION, INDEX_RECIPE
@@ -305,23 +318,31 @@ def _read_quietly(store, relpath: str) -> Memory | None:
         return None
 
 
-def _embed_rows(store, index, pending, report, progress):
+def vectors_by_hash(texts: list[str], vectors) -> dict[str, Any]:
+    """`known_vectors` for sync_index: these texts' vectors, by the hash the index keys them on."""
+    return {embed_hash(MODEL_ID, text): vector for text, vector in zip(texts, vectors, strict=True)}
+
+
+def _embed_rows(store, index, pending, report, progress, known_vectors):
     import numpy as np
 
-    reusable = index.vectors_for(sorted({entry[4] for entry in pending}))
+    hashes = {entry[4] for entry in pending}
+    reusable = {h: known_vectors[h] for h in hashes if h in known_vectors}
+    reusable.update(index.vectors_for(sorted(hashes - reusable.keys())))
     todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
     # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
     todo.sort(key=lambda item: len(item[1]))
     vectors: dict[int, object] = {}
     if todo:
-        from memctl.integrations.embedder import get_embedder
+        from memctl.integrations.query_embedder import embed_documents
 
         settings = store.section("embedding")
-        embedder = get_embedder(int(settings.get("batch_size") or 64), settings.get("threads"))
-        step = max(embedder.batch_size, 1) * 4
+        batch_size = int(settings.get("batch_size") or 64)
+        step = max(batch_size, 1) * 4
         for start in range(0, len(todo), step):
             batch = todo[start : start + step]
-            for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch]), strict=False):
+            embedded = embed_documents([t for _, t in batch], batch_size, settings.get("threads"))
+            for (i, _), vector in zip(batch, embedded, strict=False):
                 vectors[i] = vector
             if progress:
                 progress(min(start + step, len(todo)), len(todo))

@@ -1,0 +1,203 @@
+"""Writing many memories at once: the write path of `add`, paid once per batch.
+
+`memctl import`, `memctl extract` and the hooks' transcript ingest hand over every memory
+together. The batch is embedded in one call, the index is synced once before the first
+decision and once after the last write, and each memory is deduplicated against the index
+and against the memories written before it in the same batch, in order, with the same rules
+as `memctl add` (core/revisions.decide). Redaction and the low-value filter stay with the
+callers, per item, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memctl.config import Store
+from memctl.core.errors import InvalidMemoryFile, MemctlError
+from memctl.core.memory import Memory
+from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
+from memctl.service.memories.add import (
+    AddResult,
+    apply_decision,
+    embed_texts,
+    locate_file,
+    locks_dir,
+    nearest_memories,
+    thresholds,
+    write_new,
+)
+from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
+from memctl.store.files import file_lock, read_memory
+
+# From this many memories to compare, the index's vectors are read once and compared in
+# memory; below it each memory asks the index (cheaper than reading 100k vectors).
+IN_MEMORY_FROM = 32
+
+
+@dataclass
+class BatchItem:
+    """One memory to write. `dedup` False writes it as given (an episode, a restored record);
+    `update_of` / `duplicate_of` name the target (an id), and `target_item` names an earlier
+    item of the batch (0-based) whose written memory is the target of `op`."""
+
+    memory: Memory
+    dedup: bool = True
+    update_of: str | None = None
+    duplicate_of: str | None = None
+    target_item: int | None = None
+    op: str | None = None  # "update" or "merge" with target_item
+
+
+class BatchStopped(MemctlError):
+    """A write failed part way; `position` is the item, `written` how many were written."""
+
+    def __init__(self, position: int, written: int, cause: MemctlError):
+        self.position, self.written, self.cause = position, written, cause
+        self.kind = cause.kind
+        super().__init__(str(cause))
+
+
+def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> list[AddResult]:
+    """Write every item in order through dedup; one result per item."""
+    if not items:
+        return []
+    deciding = [i for i, item in enumerate(items) if _searches(item)]
+    for i in deciding:
+        memory = items[i].memory
+        if "subject" not in memory.extra:
+            subject = derive_subject(memory.body, memory.type)
+            if subject:
+                memory.extra["subject"] = subject
+    texts = [index_text(items[i].memory) for i in deciding]
+    vectors = dict(zip(deciding, embed_texts(store, texts), strict=True)) if texts else {}
+    known = vectors_by_hash(texts, list(vectors.values()))
+    results: list[AddResult] = []
+    with file_lock(locks_dir(store) / "add.lock"):
+        sync_index(store)
+        neighbours = BatchNeighbours(store, in_memory=len(deciding) >= IN_MEMORY_FROM)
+        for position, item in enumerate(items):
+            try:
+                result = _save_one(store, item, vectors.get(position), neighbours, results)
+            except MemctlError as exc:
+                if sync and results:
+                    sync_index(store, known_vectors=known)
+                raise BatchStopped(position, len(results), exc) from exc
+            results.append(result)
+            if position in vectors:
+                neighbours.written(result, vectors[position])
+        if sync:
+            sync_index(store, known_vectors=known)
+    return results
+
+
+def _searches(item: BatchItem) -> bool:
+    return (
+        item.dedup
+        and not (item.update_of or item.duplicate_of or item.target_item is not None)
+        and item.memory.type != "episodic"
+    )
+
+
+def _save_one(store, item: BatchItem, vector, neighbours, results: list[AddResult]) -> AddResult:
+    memory = item.memory
+    target_id, op = item.update_of or item.duplicate_of, "update" if item.update_of else "merge"
+    if item.target_item is not None:
+        earlier = results[item.target_item]
+        target_id, op = earlier.merged_into or earlier.memory.id, item.op or "merge"
+    if target_id:
+        relpath = neighbours.locate(target_id)
+        decision = Decision(op, Neighbor(neighbours.memory(relpath), relpath, None), "named target")
+    elif vector is None:
+        return write_new(store, memory)
+    else:
+        found = neighbours.nearest(memory, vector)
+        decision = decide(memory, memory.extra.get("subject"), found, thresholds(store))
+    result = apply_decision(store, memory, decision)
+    if decision.target is not None:
+        neighbours.changed(decision.target.relpath)
+    return result
+
+
+class BatchNeighbours:
+    """The stored memories a batch item may merge into: the index as synced before the batch,
+    plus the memories the batch has written so far."""
+
+    def __init__(self, store: Store, in_memory: bool):
+        self.store = store
+        self.limit = max(int(store.section("write").get("subject_candidates", 5)), 1)
+        limits = thresholds(store)
+        # Why: below every threshold a neighbour cannot change decide()'s answer; skip its file.
+        self.floor = min(limits.dedup, limits.subject, limits.loose_subject)
+        self._files: dict[str, Memory] = {}
+        self._new: list[tuple[Memory, str, Any]] = []  # written by this batch: memory, path, vector
+        self._rows = _candidate_rows(store) if in_memory else None
+
+    def nearest(self, memory: Memory, vector) -> list[Neighbor]:
+        if self._rows is None:
+            stored = nearest_memories(self.store, memory, vector, self.limit)
+        else:
+            stored = self._nearest_in_memory(memory, vector)
+        fresh = [
+            Neighbor(m, path, float(vector @ v))
+            for m, path, v in self._new
+            if m.scope == memory.scope and m.type != "episodic"
+        ]
+        fresh = [n for n in fresh if n.similarity >= self.floor]
+        ranked = sorted(stored + fresh, key=lambda n: n.similarity, reverse=True)
+        return ranked[: self.limit]
+
+    def _nearest_in_memory(self, memory: Memory, vector) -> list[Neighbor]:
+        import numpy as np
+
+        ids, paths, scopes, matrix = self._rows
+        similarity = matrix @ np.asarray(vector, dtype=np.float32)
+        similarity[scopes != memory.scope] = -2.0
+        best: dict[str, tuple[float, str]] = {}
+        for row in np.argsort(-similarity)[: self.limit * 3]:
+            score = float(similarity[row])
+            if score < self.floor:
+                break
+            if ids[row] not in best:  # a long memory has several chunk rows; keep its closest
+                best[ids[row]] = (score, paths[row])
+        neighbours = []
+        for score, path in sorted(best.values(), reverse=True)[: self.limit]:
+            try:
+                neighbours.append(Neighbor(self.memory(path), path, score))
+            except (OSError, InvalidMemoryFile):
+                continue
+        return neighbours
+
+    def memory(self, relpath: str) -> Memory:
+        if relpath not in self._files:
+            self._files[relpath] = read_memory(self.store.root, relpath)
+        return self._files[relpath]
+
+    def locate(self, memory_id: str) -> str:
+        return locate_file(self.store, memory_id, None)
+
+    def written(self, result: AddResult, vector) -> None:
+        if result.action == "created":
+            path = str(result.path.relative_to(self.store.root))
+            self._new.append((result.memory, path, vector))
+
+    def changed(self, relpath: str) -> None:
+        self._files.pop(relpath, None)
+
+
+def _candidate_rows(store: Store):
+    """(ids, paths, scopes, vectors) of every index row a write may merge into."""
+    import numpy as np
+
+    table = open_index(store).scan(
+        ["id", "path", "scope", "vector"], "archived = false AND type != 'episodic'"
+    )
+    if table is None or table.num_rows == 0:
+        return [], [], np.array([], dtype=object), np.zeros((0, 384), dtype=np.float32)
+    matrix = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return (
+        table.column("id").to_pylist(),
+        table.column("path").to_pylist(),
+        np.asarray(table.column("scope").to_pylist(), dtype=object),
+        matrix.reshape(table.num_rows, -1).astype(np.float32, copy=False),
+    )
