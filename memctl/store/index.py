@@ -184,11 +184,10 @@ class MemoryIndex:
         if not embed_hashes or not self.exists():
             return {}
         found: dict[str, Any] = {}
-        dataset = self.dataset()
         for start in range(0, len(embed_hashes), 500):
             batch = embed_hashes[start : start + 500]
             where = "embed_hash IN (" + ",".join(sql_quote(h) for h in batch) + ")"
-            table = dataset.to_table(columns=["embed_hash", "vector"], filter=where)
+            table = self._to_table(columns=["embed_hash", "vector"], filter=where)
             for h, v in zip(
                 table.column("embed_hash").to_pylist(),
                 table.column("vector").to_numpy(zero_copy_only=False),
@@ -240,13 +239,25 @@ class MemoryIndex:
             self._dataset = lance.dataset(str(self.table_dir))
         return self._dataset
 
+    def _to_table(self, **query):
+        """dataset().to_table(**query), again on the newest version if a file of the one read
+        was removed meanwhile (a writer cleans up versions replaced a few seconds ago)."""
+        for attempt in range(3):
+            try:
+                return self.dataset().to_table(**query)
+            except ValueError as exc:
+                if "Not found" not in str(exc) or attempt == 2:
+                    raise
+                self._dataset = None
+        raise AssertionError("unreachable")
+
     def count(self) -> int:
         return self.dataset().count_rows() if self.exists() else 0
 
     def search_vector(self, query_vector, limit: int, where: str | None) -> list[dict]:
         if not self.exists():
             return []
-        table = self.dataset().to_table(
+        table = self._to_table(
             columns=list(COLUMNS) + ["_distance"],
             nearest={"column": "vector", "q": query_vector, "k": limit, "metric": "cosine"},
             filter=where,
@@ -258,7 +269,7 @@ class MemoryIndex:
         if not self.exists() or not query.strip():
             return []
         try:
-            table = self.dataset().to_table(
+            table = self._to_table(
                 columns=list(COLUMNS) + ["_score"],
                 full_text_query=query,
                 filter=where,
@@ -278,20 +289,20 @@ class MemoryIndex:
         if not sequences or not self.exists():
             return []
         where = "chunk = 0 AND sequence IN (" + ",".join(sql_quote(s) for s in sequences) + ")"
-        table = self.dataset().to_table(columns=["id", "created", "sequence"], filter=where)
+        table = self._to_table(columns=["id", "created", "sequence"], filter=where)
         return table.to_pylist()
 
     def scan(self, columns: list[str], where: str | None = None):
         """These columns of every row matching `where`, as a pyarrow table (None: no table)."""
         if not self.exists():
             return None
-        return self.dataset().to_table(columns=columns, filter=where)
+        return self._to_table(columns=columns, filter=where)
 
     def rows_for_ids(self, ids: list[str]) -> list[dict]:
         if not ids or not self.exists():
             return []
         where = "id IN (" + ",".join(sql_quote(i) for i in ids) + ")"
-        return self.dataset().to_table(columns=list(COLUMNS), filter=where).to_pylist()
+        return self._to_table(columns=list(COLUMNS), filter=where).to_pylist()
 
     def vectors_for_ids(self, ids: list[str]) -> dict[str, Any]:
         """Each memory's vector (of its first chunk), as recall's vector search saw it."""
@@ -304,7 +315,7 @@ class MemoryIndex:
                 + ",".join(sql_quote(i) for i in ids[start : start + 500])
                 + ")"
             )
-            table = self.dataset().to_table(columns=["id", "vector"], filter=where)
+            table = self._to_table(columns=["id", "vector"], filter=where)
             for memory_id, vector in zip(
                 table.column("id").to_pylist(),
                 table.column("vector").to_numpy(zero_copy_only=False),

@@ -58,8 +58,10 @@ _DELETE_BATCH = 1000
 class MaintenancePolicy:
     """The `index:` section of config.yaml."""
 
-    keep_versions_seconds: float = 60.0  # old versions stay this long after a newer one
-    cleanup_every_versions: int = 40  # old versions are looked for this often (in versions)
+    # An old version stays this long after a newer one replaced it, for readers still on it
+    # (a reader that loses a file anyway reads again from the newest: MemoryIndex._to_table).
+    keep_versions_seconds: float = 5.0
+    cleanup_every_versions: int = 20  # old versions are looked for this often (in versions)
     ann_min_rows: int = 50_000  # from this many rows the vector column gets an ANN index
     fanout: int = FANOUT
 

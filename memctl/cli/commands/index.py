@@ -43,7 +43,11 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print counts and problems as JSON."),
     ) -> None:
-        """Sync the index with the files: embed new or changed files, drop deleted ones."""
+        """Sync the index with the files: embed new or changed files, drop deleted ones.
+
+        Then tidy it: fold in new rows, drop old versions, and from index.ann_min_rows rows
+        keep an ANN index on the vectors.
+        """
         store = current_store(ctx)
         bar, update = progress_reporter()
         if bar:
@@ -51,8 +55,13 @@ def register(app: typer.Typer) -> None:
                 report = sync_index(store, rebuild=rebuild, progress=update)
         else:
             report = sync_index(store, rebuild=rebuild)
+        from memctl.service.retrieval.maintenance import maintain_index
+
+        tidied = maintain_index(store)
         if as_json:
-            print_json(report.to_dict())
+            print_json(
+                {**report.to_dict(), "maintenance": {k: v.to_dict() for k, v in tidied.items()}}
+            )
             return
         warn_problems(report.problems)
         stdout.print(
