@@ -16,6 +16,7 @@ from typing import Any
 from memctl.core.sync import IndexedFile, stat_fingerprint
 from memctl.store.files import atomic_write
 from memctl.store.index_maintenance import (
+    ANN_SEARCH,
     MaintenancePolicy,
     MaintenanceReport,
     maintain,
@@ -259,7 +260,13 @@ class MemoryIndex:
             return []
         table = self._to_table(
             columns=list(COLUMNS) + ["_distance"],
-            nearest={"column": "vector", "q": query_vector, "k": limit, "metric": "cosine"},
+            nearest={
+                "column": "vector",
+                "q": query_vector,
+                "k": limit,
+                "metric": "cosine",
+                **ANN_SEARCH,  # used only once the table has an ANN index
+            },
             filter=where,
             prefilter=True,
         )

@@ -49,6 +49,9 @@ VECTOR_COLUMN = "vector"
 VECTOR_INDEX = "vector_idx"
 # Why this type: measured on synthetic notes at 50k rows (benchmarks/perf_writes.py --ann).
 VECTOR_INDEX_TYPE = "IVF_HNSW_SQ"
+# How a search uses the ANN index: IVF partitions probed, then the best `refine_factor` x k
+# candidates re-ranked by their exact vectors. Measured by benchmarks/perf_writes.py --ann.
+ANN_SEARCH = {"nprobes": 20, "refine_factor": 5}
 # A single write of this many rows (a bulk sync) is indexed at once rather than left unindexed.
 BULK_ROWS = FANOUT**3
 _DELETE_BATCH = 1000

@@ -130,43 +130,32 @@ class BatchNeighbours:
         # Why: below every threshold a neighbour cannot change decide()'s answer; skip its file.
         self.floor = min(limits.dedup, limits.subject, limits.loose_subject)
         self._files: dict[str, Memory] = {}
-        self._new: list[tuple[Memory, str, Any]] = []  # written by this batch: memory, path, vector
-        self._rows = _candidate_rows(store) if in_memory else None
+        self._stored = _StoredVectors(store) if in_memory else None
+        self._new = _GrowingVectors()  # what this batch wrote: memory, path; and vectors
 
     def nearest(self, memory: Memory, vector) -> list[Neighbor]:
-        if self._rows is None:
-            stored = nearest_memories(self.store, memory, vector, self.limit)
+        if self._stored is None:
+            found = nearest_memories(self.store, memory, vector, self.limit)
         else:
-            stored = self._nearest_in_memory(memory, vector)
-        fresh = [
-            Neighbor(m, path, float(vector @ v))
-            for m, path, v in self._new
-            if m.scope == memory.scope and m.type != "episodic"
-        ]
-        fresh = [n for n in fresh if n.similarity >= self.floor]
-        ranked = sorted(stored + fresh, key=lambda n: n.similarity, reverse=True)
+            found = [
+                Neighbor(self.memory(path), path, score)
+                for path, score in self._stored.nearest(
+                    memory.scope, vector, self.limit, self.floor
+                )
+                if self._readable(path)
+            ]
+        for (written, path), score in self._new.nearest(vector, self.floor):
+            if written.scope == memory.scope and written.type != "episodic":
+                found.append(Neighbor(written, path, score))
+        ranked = sorted(found, key=lambda n: n.similarity, reverse=True)
         return ranked[: self.limit]
 
-    def _nearest_in_memory(self, memory: Memory, vector) -> list[Neighbor]:
-        import numpy as np
-
-        ids, paths, scopes, matrix = self._rows
-        similarity = matrix @ np.asarray(vector, dtype=np.float32)
-        similarity[scopes != memory.scope] = -2.0
-        best: dict[str, tuple[float, str]] = {}
-        for row in np.argsort(-similarity)[: self.limit * 3]:
-            score = float(similarity[row])
-            if score < self.floor:
-                break
-            if ids[row] not in best:  # a long memory has several chunk rows; keep its closest
-                best[ids[row]] = (score, paths[row])
-        neighbours = []
-        for score, path in sorted(best.values(), reverse=True)[: self.limit]:
-            try:
-                neighbours.append(Neighbor(self.memory(path), path, score))
-            except (OSError, InvalidMemoryFile):
-                continue
-        return neighbours
+    def _readable(self, relpath: str) -> bool:
+        try:
+            self.memory(relpath)
+        except (OSError, InvalidMemoryFile):
+            return False
+        return True
 
     def memory(self, relpath: str) -> Memory:
         if relpath not in self._files:
@@ -179,25 +168,70 @@ class BatchNeighbours:
     def written(self, result: AddResult, vector) -> None:
         if result.action == "created":
             path = str(result.path.relative_to(self.store.root))
-            self._new.append((result.memory, path, vector))
+            self._new.add((result.memory, path), vector)
 
     def changed(self, relpath: str) -> None:
         self._files.pop(relpath, None)
 
 
-def _candidate_rows(store: Store):
-    """(ids, paths, scopes, vectors) of every index row a write may merge into."""
-    import numpy as np
+class _StoredVectors:
+    """Every index row a write may merge into, its vector in one matrix."""
 
-    table = open_index(store).scan(
-        ["id", "path", "scope", "vector"], "archived = false AND type != 'episodic'"
-    )
-    if table is None or table.num_rows == 0:
-        return [], [], np.array([], dtype=object), np.zeros((0, 384), dtype=np.float32)
-    matrix = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    return (
-        table.column("id").to_pylist(),
-        table.column("path").to_pylist(),
-        np.asarray(table.column("scope").to_pylist(), dtype=object),
-        matrix.reshape(table.num_rows, -1).astype(np.float32, copy=False),
-    )
+    def __init__(self, store: Store):
+        import numpy as np
+
+        table = open_index(store).scan(
+            ["id", "path", "scope", "vector"], "archived = false AND type != 'episodic'"
+        )
+        rows = 0 if table is None else table.num_rows
+        self.ids: list[str] = [] if table is None else table.column("id").to_pylist()
+        self.paths: list[str] = [] if table is None else table.column("path").to_pylist()
+        scopes = [] if table is None else table.column("scope").to_pylist()
+        self.by_scope = {s: np.asarray([x == s for x in scopes], dtype=bool) for s in set(scopes)}
+        self.matrix = np.zeros((rows, 384), dtype=np.float32)
+        if rows:
+            flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            self.matrix = flat.reshape(rows, -1).astype(np.float32, copy=False)
+
+    def nearest(self, scope: str, vector, limit: int, floor: float) -> list[tuple[str, float]]:
+        """(path, cosine) of the `limit` closest memories at or above `floor`, one per id."""
+        import numpy as np
+
+        mask = self.by_scope.get(scope)
+        if mask is None or not len(self.ids):
+            return []
+        similarity = np.where(mask, self.matrix @ np.asarray(vector, dtype=np.float32), -2.0)
+        take = min(limit * 3, len(similarity))  # a long memory has several chunk rows
+        top = np.argpartition(-similarity, take - 1)[:take]
+        best: dict[str, tuple[float, str]] = {}
+        for row in top[np.argsort(-similarity[top])]:
+            score = float(similarity[row])
+            if score < floor:
+                break
+            best.setdefault(self.ids[row], (score, self.paths[row]))
+        return [(path, score) for score, path in sorted(best.values(), reverse=True)[:limit]]
+
+
+class _GrowingVectors:
+    """Items with their vectors, appended one at a time, compared all at once."""
+
+    def __init__(self):
+        self.items: list[Any] = []
+        self._matrix = None
+
+    def add(self, item: Any, vector) -> None:
+        import numpy as np
+
+        if self._matrix is None or len(self.items) == len(self._matrix):
+            grown = np.zeros((max(64, 2 * len(self.items)), len(vector)), dtype=np.float32)
+            if self._matrix is not None:
+                grown[: len(self.items)] = self._matrix
+            self._matrix = grown
+        self._matrix[len(self.items)] = vector
+        self.items.append(item)
+
+    def nearest(self, vector, floor: float) -> list[tuple[Any, float]]:
+        if not self.items:
+            return []
+        scores = self._matrix[: len(self.items)] @ vector
+        return [(self.items[i], float(scores[i])) for i in (scores >= floor).nonzero()[0]]
