@@ -128,3 +128,8 @@ def get_embedder(settings: EmbeddingSettings | None = None) -> ports.Embedder:
 @lru_cache(maxsize=1)
 def _cached_embedder(settings: EmbeddingSettings) -> FastembedEmbedder:
     return FastembedEmbedder(settings)
+
+
+def embedder_loaded() -> bool:
+    """Whether this process has loaded fastembed's model already."""
+    return _cached_embedder.cache_info().currsize > 0

@@ -6,10 +6,10 @@ import dataclasses
 import os
 import stat as stat_module
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
@@ -47,6 +47,7 @@ from memctl.store.index import (
     MemoryIndex,
 )
 from memctl.store.index_health import describe, looks_damaged, table_problem
+from memctl.store.index_maintenance import MaintenancePolicy
 from memctl.store.remote_index import index_settings, layered, local_changes
 
 Progress = Callable[[int, int], None]
@@ -83,7 +84,8 @@ def open_index(store: Store, archive: bool = False) -> Index:
 
 def local_index(store: Store, archive: bool = False) -> MemoryIndex:
     dimension = store.settings.embedding.dimension
-    return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE)
+    policy = MaintenancePolicy.from_settings(store.settings.index)
+    return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE, policy)
 
 
 def remote_mode(store: Store) -> bool:
@@ -179,23 +181,26 @@ def sync_index(
     progress: Progress | None = None,
     archive: bool = False,
     verify: bool = False,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> SyncReport:
     """Bring the index up to date with the files. Safe to call before every read.
 
     `archive` selects the separate index over archive/; the main one never holds archived files.
     `verify` (`memctl index`) checks the table itself too. A damaged table, found so or by an
     error while syncing, is rebuilt from the files with a notice on stderr.
+    `known_vectors` (embed hash -> vector, see vectors_by_hash) are used instead of embedding
+    those texts again: a write that embedded its text to look for duplicates passes it on.
     """
     guard = _guard
     if guard is None:
-        return _checked_sync(store, rebuild, progress, archive, verify)
+        return _checked_sync(store, rebuild, progress, archive, verify, None, known_vectors)
     if not rebuild and not verify and guard.vouches(store.root, archive):
         report = SyncReport()
         if _matches_stamp(store, None, open_index(store, archive), archive, report):
             return report
     ticket = guard.sync_started(store.root, archive)
     changed = None if rebuild or ticket is None else ticket.changed
-    report = _checked_sync(store, rebuild, progress, archive, verify, changed)
+    report = _checked_sync(store, rebuild, progress, archive, verify, changed, known_vectors)
     # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
     guard.sync_finished(ticket, complete=stamp.get("problems", []) == report.problems)
@@ -209,19 +214,25 @@ def _checked_sync(
     archive: bool,
     verify: bool,
     changed: frozenset[str] | None = None,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> SyncReport:
     """A sync that notices a damaged table (checked when `verify`, or by an error) and rebuilds.
     `changed`: the only files that may differ from the manifest (from a guard), or None."""
     damage = index_damage(store, archive) if verify and not rebuild else None
     try:
         report = _sync(
-            store, rebuild or bool(damage), progress, archive, None if damage else changed
+            store,
+            rebuild or bool(damage),
+            progress,
+            archive,
+            None if damage else changed,
+            known_vectors,
         )
     except Exception as exc:
         if rebuild or damage or not looks_damaged(exc):
             raise
         damage = describe(exc)
-        report = _sync(store, True, progress, archive)
+        report = _sync(store, True, progress, archive, None, known_vectors)
     if damage:
         notify_repair(damage)
         report.repaired = damage
@@ -300,6 +311,7 @@ def _sync(
     progress: Progress | None,
     archive: bool,
     changed: frozenset[str] | None = None,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> SyncReport:
     report = SyncReport()
     remote = not archive and remote_mode(store)
@@ -342,7 +354,9 @@ def _sync(
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
             index.drop()
-        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive)
+        return _apply_plan(
+            store, index, manifest, stats, plan, report, progress, archive, known_vectors or {}
+        )
 
 
 def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bool:
@@ -365,7 +379,9 @@ def _matches_stamp(store, stats, index, archive: bool, report: SyncReport) -> bo
     return True
 
 
-def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) -> SyncReport:
+def _apply_plan(
+    store, index, manifest, stats, plan, report, progress, archive, known_vectors
+) -> SyncReport:
     files = dict(manifest.files)
     delete_ids: list[str] = []
     derived: dict[str, Memory] = {}  # relpath -> memory whose rows are (re)written
@@ -443,7 +459,7 @@ def _apply_plan(store, index, manifest, stats, plan, report, progress, archive) 
 
     previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
     pending = _pending_rows(store, derived, previous, files)
-    rows, vectors = _embed_rows(store, index, pending, report, progress)
+    rows, vectors = _embed_rows(store, index, pending, report, progress, known_vectors)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
     embedding = store.settings.embedding
@@ -546,23 +562,40 @@ def token_bounded_batches(items: list[tuple[int, str]], max_items: int) -> list[
     return batches
 
 
-def _embed_rows(store, index, pending, report, progress):
+def vectors_by_hash(model: str, texts: list[str], vectors) -> dict[str, Any]:
+    """`known_vectors` for sync_index: these texts' vectors, by the hash the index keys them on
+    (`model`: store.settings.embedding.model)."""
+    return {embed_hash(model, text): vector for text, vector in zip(texts, vectors, strict=True)}
+
+
+def _embed_rows(store, index, pending, report, progress, known_vectors):
     import numpy as np
 
+    hashes = {entry[4] for entry in pending}
+    reusable = {h: known_vectors[h] for h in hashes if h in (known_vectors or {})}
     # Why: in remote mode a moved file or a front-matter edit reuses the published vector.
     source = open_index(store) if index.table == TABLE and remote_mode(store) else index
-    reusable = source.vectors_for(sorted({entry[4] for entry in pending}))
+    reusable.update(source.vectors_for(sorted(hashes - reusable.keys())))
     todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
     # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
     todo.sort(key=lambda item: len(item[1]))
     vectors: dict[int, object] = {}
     if todo:
         from memctl.integrations.embedder import get_embedder
+        from memctl.integrations.query_embedder import FEW_TEXTS, embed_documents
 
-        embedder = get_embedder(store.settings.embedding)
+        settings = store.settings.embedding
+        # Why: a few texts go through the light path (no fastembed import, see embed_documents).
+        few = len(todo) <= FEW_TEXTS
+        batches = [todo] if few else token_bounded_batches(todo, max(settings.batch_size, 1))
         done = 0
-        for batch in token_bounded_batches(todo, max(embedder.batch_size, 1)):
-            for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch]), strict=False):
+        for batch in batches:
+            texts = [t for _, t in batch]
+            if few:
+                embedded = embed_documents(texts, settings)
+            else:
+                embedded = get_embedder(settings).embed(texts)
+            for (i, _), vector in zip(batch, embedded, strict=False):
                 vectors[i] = vector
             done += len(batch)
             if progress:
