@@ -20,7 +20,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import perf_process
+from benchmarks import perf_process, perf_writes
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.synthetic import generate_notes, generate_queries
 
@@ -271,10 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.sizes:
             raw_sample = RAW_EMBED_SAMPLE_QUICK if args.quick else RAW_EMBED_SAMPLE_MAX
             sizes[str(size)] = measure_size(size, args.seed, Path(tmp), raw_sample)
+        writes = perf_writes.measure(args.sizes, args.seed, Path(tmp))
     result = {
         "benchmark": "perf",
         "seed": args.seed,
         "sizes": sizes,
+        "writes": writes,
         "cli_help": run_cli(["--help"], FRESH_PROCESS_RUNS),
         **peak_rss_mb(),
         "total_s": 0.0,
@@ -283,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     result["total_s"] = round(time.perf_counter() - started, 2)
     render(result)
+    perf_writes.render(result["writes"])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

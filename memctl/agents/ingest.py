@@ -57,6 +57,7 @@ def ingest_transcript(
         report = IngestReport(session, len(turns), len(turns) - done)
         state["transcript"] = str(transcript_path)
         new_turns = turns[done:]
+        # Why no sync on the way: everything this ingest writes is indexed once, below.
         if new_turns:  # first: a retry after a failure below re-extracts, and dedup says NOOP
             report.extracted.extend(_extract(store, new_turns, str(transcript_path), user_store))
         for index in range(done, len(turns)):
@@ -68,6 +69,10 @@ def ingest_transcript(
             report.ended = True
             if store.settings.hooks.compact_on_end:
                 report.knowledge.extend(_compact(store))
+        if report.extracted or report.episodes or report.knowledge:
+            from memctl.service.retrieval.indexing import sync_index
+
+            sync_index(store)
         state.setdefault("ingests", []).append(
             {
                 "turns": len(new_turns),
@@ -103,7 +108,13 @@ def _buffer_turn(store: Store, session: str, turn: Turn) -> list[str]:
 
     when = parse_time(turn.timestamp)
     result = add_turn(
-        store, session, turn.role, turn.content, agent=AGENT, now=when.timestamp() if when else None
+        store,
+        session,
+        turn.role,
+        turn.content,
+        agent=AGENT,
+        now=when.timestamp() if when else None,
+        sync=False,
     )
     return [fold.episode_id for fold in result.folds if fold.episode_id]
 
@@ -112,7 +123,7 @@ def _end(store: Store, session: str, report: IngestReport) -> list[str]:
     from memctl.service.lifecycle.session import end_session
 
     try:
-        fold = end_session(store, session)
+        fold = end_session(store, session, sync=False)
     except Exception as exc:  # noqa: BLE001 - e.g. a session with no turns: say so, go on
         report.notes.append(f"session not ended: {exc}")
         return []
@@ -127,7 +138,7 @@ def _extract(
     """Durable facts, preferences and procedures the new turns state (`memctl extract`)."""
     from memctl.service.extraction import extract
 
-    result = extract(store, turns, source=source, user_store=user_store)
+    result = extract(store, turns, source=source, user_store=user_store, sync=False)
     return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
 
 
@@ -135,4 +146,4 @@ def _compact(store: Store) -> list[str]:
     """Consolidate episodes into knowledge (`memctl compact`), now that one more has ended."""
     from memctl.service.lifecycle.compaction import compact
 
-    return [c.knowledge_id for c in compact(store).consolidations if c.knowledge_id]
+    return [c.knowledge_id for c in compact(store, sync=False).consolidations if c.knowledge_id]

@@ -241,3 +241,8 @@ def get_embedder(settings: EmbeddingSettings | None = None) -> ports.Embedder:
 def _cached_embedder(settings: EmbeddingSettings) -> ports.Embedder:
     backend: ports.Embedder = _BACKENDS[settings.model](settings)
     return backend
+
+
+def embedder_loaded() -> bool:
+    """Whether this process has loaded an embedding model through fastembed already."""
+    return _cached_embedder.cache_info().currsize > 0

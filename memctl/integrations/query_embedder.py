@@ -1,19 +1,29 @@
-"""A start-up-light twin of the embedder for single queries.
+"""A start-up-light twin of the embedder for single queries and a handful of documents.
 
 `import fastembed` costs ~1 s because it pulls in huggingface_hub, httpx and image code.
-A fresh `memctl recall` (one query, e.g. from a hook on every prompt) only needs the same
-tokenizer and ONNX model with the same mean pooling, so it runs them through tokenizers and
-onnxruntime directly. tests/test_embedder.py proves the vectors match fastembed's.
+A fresh `memctl recall` (one query, e.g. from a hook on every prompt) or `memctl add` (one
+memory) only needs the same tokenizer and ONNX model with the same mean pooling, so it runs
+them through tokenizers and onnxruntime directly. tests/test_embedder.py proves the vectors
+match fastembed's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import cast
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
 from memctl.core.embedding import BUNDLED_MODEL
-from memctl.integrations.embedder import _model_file, concrete, get_embedder, tokenizer_dir
+from memctl.integrations import embedder as fastembed_side
+from memctl.integrations.embedder import (
+    _model_file,
+    concrete,
+    embedder_loaded,
+    get_embedder,
+    tokenizer_dir,
+)
 from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
 MAX_TOKENS = 512
@@ -43,6 +53,14 @@ class OnnxQueryEmbedder:
             providers=["CPUExecutionProvider"],
         )
         self._inputs = {node.name for node in self._session.get_inputs()}
+
+    def embed(self, texts: Sequence[str]) -> ports.Vectors:
+        """One vector per text, each run alone (no padding): for a handful of texts."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.embed_query(text) for text in texts])
 
     def embed_query(self, text: str) -> ports.Vector:
         import numpy as np
@@ -74,3 +92,20 @@ def get_query_embedder(settings: EmbeddingSettings | None = None) -> ports.Query
 @lru_cache(maxsize=1)
 def _cached_query_embedder(settings: EmbeddingSettings) -> OnnxQueryEmbedder:
     return OnnxQueryEmbedder(settings)
+
+
+# Past this many texts, fastembed's batching pays for its import.
+FEW_TEXTS = 8
+
+
+def embed_documents(
+    texts: Sequence[str], settings: EmbeddingSettings, few: bool | None = None
+) -> ports.Vectors:
+    """Vectors for texts to store: a few through the light path (unless fastembed is loaded
+    already), more through fastembed's batches; the multilingual models have one path."""
+    settings = concrete(settings)
+    few = len(texts) <= FEW_TEXTS if few is None else few
+    # Why: both through the module-level getters, so a stand-in installed there is used.
+    if settings.model == BUNDLED_MODEL and few and not embedder_loaded():
+        return cast(ports.Embedder, get_query_embedder(settings)).embed(texts)
+    return fastembed_side.get_embedder(settings).embed(texts)

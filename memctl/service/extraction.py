@@ -24,13 +24,12 @@ from memctl.core.quality import low_value_reason
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
 from memctl.core.routing import PROJECT, USER, route
 from memctl.service.memories.add import (
-    AddResult,
-    add_memory,
     build_memory,
     embed_texts,
     nearest_memories,
     thresholds,
 )
+from memctl.service.memories.batch import BatchItem, save_batch
 from memctl.service.memories.redaction import redact_for_store
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index
 
@@ -101,11 +100,13 @@ def extract(
     use_llm: bool | None = None,
     mock_response: str | list[str] | None = None,
     user_store: Store | None = None,
+    sync: bool = True,
 ) -> ExtractResult:
     """Plan the memories a conversation states and, unless `dry_run`, write them.
 
     `use_llm`: None means "if one is configured". `mock_response` goes to litellm's mock path.
     `user_store`: what is about the person goes there (config `routing:`), the rest here.
+    `sync=False` leaves indexing what was written to the caller.
     """
     from memctl.integrations.llm import llm_settings
 
@@ -128,7 +129,7 @@ def extract(
         source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage
     )
     if not dry_run:
-        result.applied = apply_plan(store, plan, user_store)
+        result.applied = apply_plan(store, plan, user_store, sync=sync)
     return result
 
 
@@ -361,16 +362,20 @@ def _target_exists(store: Store, memory_id: str) -> None:
 
 
 def apply_plan(
-    store: Store, plan: list[PlanItem], user_store: Store | None = None
+    store: Store, plan: list[PlanItem], user_store: Store | None = None, *, sync: bool = True
 ) -> list[dict[str, Any]]:
-    """Write each item through add_memory (into the user store when routed there); returns
-    what each one did."""
+    """Write the plan as one batch per store it routes to (the user store's when routed
+    there; see memories.batch); returns what each item did."""
+    from memctl.service.memories.redaction import redact_memory_fields
+
     stores = Targets(store, user_store)
-    written: dict[int, str] = {}
+    batches: dict[str | None, list[BatchItem]] = {}
+    position_of: dict[int, tuple[str | None, int]] = {}  # plan item -> (store, place in batch)
+    order: list[tuple[str | None, int]] = []  # the batch slot of each outcome written
     outcomes: list[dict[str, Any]] = []
     for number, item in enumerate(plan, start=1):
-        target = item.target_id or (written.get(item.target_item) if item.target_item else None)
-        if item.op == "NOOP" and target is None:
+        earlier = position_of.get(item.target_item) if item.target_item else None
+        if item.op == "NOOP" and item.target_id is None and earlier is None:
             outcomes.append({"item": number, "action": "none", "id": None})
             continue
         fields: dict[str, Any] = {
@@ -380,26 +385,34 @@ def apply_plan(
         }
         if item.subject:
             fields["extra"] = {"subject": item.subject}
-        result: AddResult = add_memory(
-            stores.get(item.store),
-            item.text,
-            sync=False,
-            force=True,
-            update_of=target if item.op == "UPDATE" else None,
-            duplicate_of=target if item.op == "NOOP" else None,
-            **fields,
-        )
-        written[number] = result.merged_into or result.memory.id
-        outcomes.append(
+        # Why: an item about an earlier one goes where that one was written.
+        label = earlier[0] if earlier is not None and not item.target_id else item.store
+        target_store = stores.get(label)
+        batch = batches.setdefault(label, [])
+        text, fields, _ = redact_memory_fields(target_store, item.text, fields)
+        entry = BatchItem(build_memory(text, **fields))
+        op = "update" if item.op == "UPDATE" else "merge"
+        if item.target_id:
+            entry.update_of = item.target_id if op == "update" else None
+            entry.duplicate_of = item.target_id if op == "merge" else None
+        elif earlier is not None:
+            entry.target_item, entry.op = earlier[1], op
+        position_of[number] = (label, len(batch))
+        order.append((label, len(batch)))
+        batch.append(entry)
+        outcomes.append({"item": number})
+    results = {
+        label: save_batch(stores.get(label), batch, sync=sync) for label, batch in batches.items()
+    }
+    written = (o for o in outcomes if "action" not in o)
+    for outcome, (label, position) in zip(written, order, strict=True):
+        result = results[label][position]
+        outcome.update(
             {
-                "item": number,
                 "action": result.action,
-                "id": written[number],
+                "id": result.merged_into or result.memory.id,
                 "path": str(result.path),
-                **({"store": item.store} if item.store else {}),
+                **({"store": label} if label else {}),
             }
         )
-    if outcomes:
-        for each in {item.store for item in plan}:
-            sync_index(stores.get(each))
     return outcomes

@@ -1,8 +1,9 @@
 """The LanceDB index: a disposable cache of the memory files, one row per memory (or chunk).
 
-Writes go through lancedb. Reads on the hot path use the same table through pylance
-(`lance`), whose import costs ~0.3 s against lancedb's ~2.5 s, so a fresh `memctl recall`
-stays fast. The manifest (JSON beside the table) lets a no-op sync finish without either.
+Reads and writes go through pylance (`lance`), whose import costs ~0.3 s against lancedb's
+~2.5 s, so a fresh `memctl recall` or `memctl add` stays fast; store/index_maintenance.py keeps
+the table small as it is written to. The manifest (JSON beside the table) lets a no-op sync
+finish without either.
 """
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ from typing import TYPE_CHECKING
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.sync import IndexedFile, stat_fingerprint
 from memctl.store.files import atomic_write
+from memctl.store.index_maintenance import (
+    ANN_SEARCH,
+    MaintenancePolicy,
+    MaintenanceReport,
+    maintain,
+    write_rows,
+)
 
 if TYPE_CHECKING:
     import lance
-    import lancedb
+    import pyarrow as pa
 
     from memctl.core.ports import Vector, Vectors
 
@@ -192,13 +200,20 @@ class Manifest:
 
 
 class MemoryIndex:
-    """The LanceDB table behind the `Index` port (memctl.core.ports)."""
+    """The LanceDB table behind the `Index` port (memctl.core.ports); written through pylance
+    (store/index_maintenance.py)."""
 
-    def __init__(self, index_dir: Path, dim: int, table: str = TABLE):
+    def __init__(
+        self,
+        index_dir: Path,
+        dim: int,
+        table: str = TABLE,
+        policy: MaintenancePolicy | None = None,
+    ):
         self.index_dir = index_dir
         self.dim = dim
         self.table = table
-        self._db: lancedb.DBConnection | None = None
+        self.policy = policy or MaintenancePolicy()
         self._dataset: lance.LanceDataset | None = None
 
     @property
@@ -210,21 +225,10 @@ class MemoryIndex:
 
     def drop(self) -> None:
         self._dataset = None
-        self._db = None
         if self.table_dir.exists():
             shutil.rmtree(self.table_dir)
 
-    # -- writes (lancedb) -------------------------------------------------------------
-
-    def _table(self):
-        import lancedb
-
-        if self._db is None:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
-            self._db = lancedb.connect(str(self.index_dir))
-        if self.exists():
-            return self._db.open_table(self.table)
-        return self._db.create_table(self.table, schema=_schema(self.dim))
+    # -- writes -----------------------------------------------------------------------
 
     def vectors_for(self, embed_hashes: Sequence[str]) -> dict[str, Vector]:
         """Existing vectors by embed hash (of any row or chunk), so moved or metadata-only edits
@@ -232,11 +236,10 @@ class MemoryIndex:
         if not embed_hashes or not self.exists():
             return {}
         found: dict[str, Vector] = {}
-        dataset = self.dataset()
         for start in range(0, len(embed_hashes), 500):
             batch = embed_hashes[start : start + 500]
             where = "embed_hash IN (" + ",".join(sql_quote(h) for h in batch) + ")"
-            table = dataset.to_table(columns=["embed_hash", "vector"], filter=where)
+            table = self._to_table(columns=["embed_hash", "vector"], filter=where)
             for h, v in zip(
                 table.column("embed_hash").to_pylist(),
                 table.column("vector").to_numpy(zero_copy_only=False),
@@ -248,45 +251,38 @@ class MemoryIndex:
     def apply(
         self, delete_ids: Sequence[str], rows: Sequence[Row], vectors: Vectors | None = None
     ) -> None:
-        """Delete rows of these ids, then add the new rows (vectors: one per row); reindex text."""
+        """Delete rows of these ids, then add the new rows (vectors: one per row). The new rows
+        are searchable at once; the indices take them in as index_maintenance decides."""
         if not delete_ids and not rows:
             return
-        import numpy as np
-        import pyarrow as pa
-
-        table = self._table()
-        for start in range(0, len(delete_ids), 500):
-            batch = delete_ids[start : start + 500]
-            table.delete("id IN (" + ",".join(sql_quote(i) for i in batch) + ")")
+        data = None
         if rows:
+            import numpy as np
+            import pyarrow as pa
+
             schema = _schema(self.dim)
             columns = {
                 name: [row[name] for row in rows] for name in schema.names if name != "vector"
             }
             flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
             columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, self.dim)
-            table.add(pa.Table.from_pydict(columns, schema=schema))
-        self._reindex_text(table)
+            data = pa.Table.from_pydict(columns, schema=schema)
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        write_rows(str(self.table_dir), list(delete_ids), data, self.policy)
         self._dataset = None
+
+    def maintain(self, *, vectors: bool = True) -> MaintenanceReport:
+        """Fold in new rows, drop deleted ones, keep the vector index in step, remove old
+        versions (index_maintenance.maintain); hold the index lock."""
+        self._dataset = None
+        return maintain(str(self.table_dir), self.policy, vectors=vectors)
 
     def purge(self, ids: Sequence[str]) -> None:
         """Remove these rows with no physical copy left (see store.purge); hold the index lock."""
         from memctl.store.purge import purge_rows
 
-        self._dataset = None
-        self._db = None  # Why: purging may drop the table and always removes older versions.
+        self._dataset = None  # Why: purging may drop the table and always removes older versions.
         purge_rows(self.index_dir, self.table, list(ids))
-
-    def _reindex_text(self, table) -> None:
-        import warnings
-
-        if table.count_rows() == 0:
-            return
-        with warnings.catch_warnings():
-            # Why: lancedb marks create_fts_index deprecated, but its replacement on the sync
-            # table API has no way to name the text column in 0.40.
-            warnings.simplefilter("ignore")
-            table.create_fts_index("text", replace=True, with_position=False)
 
     # -- reads (pylance) --------------------------------------------------------------
 
@@ -296,6 +292,18 @@ class MemoryIndex:
 
             self._dataset = lance.dataset(str(self.table_dir))
         return self._dataset
+
+    def _to_table(self, **query):
+        """dataset().to_table(**query), again on the newest version if a file of the one read
+        was removed meanwhile (a writer cleans up versions replaced a few seconds ago)."""
+        for attempt in range(3):
+            try:
+                return self.dataset().to_table(**query)
+            except ValueError as exc:
+                if "Not found" not in str(exc) or attempt == 2:
+                    raise
+                self._dataset = None
+        raise AssertionError("unreachable")
 
     def count(self) -> int:
         return self.dataset().count_rows() if self.exists() else 0
@@ -312,9 +320,15 @@ class MemoryIndex:
     ) -> list[Row]:
         if not self.exists():
             return []
-        table = self.dataset().to_table(
+        table = self._to_table(
             columns=list(COLUMNS) + ["_distance"],
-            nearest={"column": "vector", "q": query_vector, "k": limit, "metric": "cosine"},
+            nearest={
+                "column": "vector",
+                "q": query_vector,
+                "k": limit,
+                "metric": "cosine",
+                **ANN_SEARCH,  # used only once the table has an ANN index
+            },
             filter=filter_sql(where),
             prefilter=True,
         )
@@ -324,7 +338,7 @@ class MemoryIndex:
         if not self.exists() or not query.strip():
             return []
         try:
-            table = self.dataset().to_table(
+            table = self._to_table(
                 columns=list(COLUMNS) + ["_score"],
                 full_text_query=query,
                 filter=filter_sql(where),
@@ -351,14 +365,20 @@ class MemoryIndex:
         if not sequences or not self.exists():
             return []
         where = "chunk = 0 AND sequence IN (" + ",".join(sql_quote(s) for s in sequences) + ")"
-        table = self.dataset().to_table(columns=["id", "created", "sequence"], filter=where)
+        table = self._to_table(columns=["id", "created", "sequence"], filter=where)
         return table.to_pylist()
+
+    def scan(self, columns: list[str], where: MemoryFilter | None = None) -> pa.Table | None:
+        """These columns of every row matching `where`, as a pyarrow table (None: no table)."""
+        if not self.exists():
+            return None
+        return self._to_table(columns=columns, filter=filter_sql(where))
 
     def rows_for_ids(self, ids: Sequence[str]) -> list[Row]:
         if not ids or not self.exists():
             return []
         where = "id IN (" + ",".join(sql_quote(i) for i in ids) + ")"
-        return self.dataset().to_table(columns=list(COLUMNS), filter=where).to_pylist()
+        return self._to_table(columns=list(COLUMNS), filter=where).to_pylist()
 
     def vectors_for_ids(self, ids: Sequence[str]) -> dict[str, Vector]:
         """Each memory's vector (of its first chunk), as recall's vector search saw it."""
@@ -371,7 +391,7 @@ class MemoryIndex:
                 + ",".join(sql_quote(i) for i in ids[start : start + 500])
                 + ")"
             )
-            table = self.dataset().to_table(columns=["id", "vector"], filter=where)
+            table = self._to_table(columns=["id", "vector"], filter=where)
             for memory_id, vector in zip(
                 table.column("id").to_pylist(),
                 table.column("vector").to_numpy(zero_copy_only=False),

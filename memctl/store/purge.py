@@ -9,6 +9,7 @@ lock and reopen its table handles afterwards: readers of older versions break.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -34,9 +35,7 @@ def purge_rows(db_dir: Path, table_name: str, ids: list[str], id_column: str = "
     if wanted:
         lance.dataset(uri).delete(_in_predicate(id_column, wanted))
     if lance.dataset(uri).count_rows() == 0:
-        import lancedb
-
-        lancedb.connect(str(db_dir)).drop_table(table_name)
+        shutil.rmtree(table_dir)  # what lancedb's drop_table does for a local table
         return
     # Threshold 0: rewrite every fragment with a deleted row, also rows deleted by earlier edits.
     lance.dataset(uri).optimize.compact_files(

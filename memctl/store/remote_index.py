@@ -25,6 +25,7 @@ from memctl.core.errors import MemctlError
 from memctl.core.ports import MemoryFilter
 from memctl.store.files import atomic_write
 from memctl.store.index import TABLE, MemoryIndex, filter_sql
+from memctl.store.index_maintenance import ensure_text_indexes
 
 FILES_TABLE = "files"
 PUBLISHED = "published.json"  # what this clone pulled: versions and the published files
@@ -212,7 +213,6 @@ def publish(
     """Upload the local table (less private memories), index its text, then the file list that
     points at it. Returns what was published."""
     import lance
-    import lancedb
     import pyarrow as pa
 
     if not local.exists():
@@ -227,8 +227,8 @@ def publish(
             mode=_write_mode(f"{uri}/{TABLE}.lance", storage),
             storage_options=storage,
         )
-        table = lancedb.connect(uri, storage_options=storage).open_table(TABLE)
-        local._reindex_text(table)  # Why: the same full-text settings as the local index
+        published = lance.dataset(f"{uri}/{TABLE}.lance", storage_options=storage)
+        ensure_text_indexes(published)  # Why: the same full-text settings as the local index
         version = lance.dataset(f"{uri}/{TABLE}.lance", storage_options=storage).version
         shared_files = [f for f in files if not f["path"].startswith("private/")]
         schema = pa.schema(

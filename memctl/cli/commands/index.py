@@ -53,6 +53,8 @@ def register(app: typer.Typer) -> None:
         With index.mode: remote, first pin the latest published index, then embed only the
         files this clone changed or added (the local overlay).
         The index table is checked too; a damaged one is rebuilt from the files.
+        Then tidy it: fold in new rows, drop old versions, and from index.ann_min_rows rows
+        keep an ANN index on the vectors.
         """
         store = current_store(ctx)
         if publish:
@@ -67,8 +69,17 @@ def register(app: typer.Typer) -> None:
                 report = sync_index(store, rebuild=rebuild, progress=update, verify=True)
         else:
             report = sync_index(store, rebuild=rebuild, verify=True)
+        from memctl.service.retrieval.maintenance import maintain_index
+
+        tidied = maintain_index(store)
         if as_json:
-            print_json({**report.to_dict(), **({"published": pulled} if pulled else {})})
+            print_json(
+                {
+                    **report.to_dict(),
+                    "maintenance": {k: v.to_dict() for k, v in tidied.items()},
+                    **({"published": pulled} if pulled else {}),
+                }
+            )
             return
         if pulled:
             stdout.print(

@@ -92,14 +92,23 @@ class CompactReport:
         }
 
 
-def compact(store: Store, *, dry_run: bool = False, now: float | None = None) -> CompactReport:
-    """Sessions first (their new episodes can join a consolidation), then consolidation."""
+def compact(
+    store: Store, *, dry_run: bool = False, now: float | None = None, sync: bool = True
+) -> CompactReport:
+    """Sessions first (their new episodes can join a consolidation), then consolidation;
+    everything written is indexed in one sync at the end (unless `sync` is False)."""
     now = time.time() if now is None else now
     report = CompactReport(dry_run)
-    report.sessions = end_idle_sessions(store, now=now, dry_run=dry_run) + trim_sessions(
-        store, dry_run=dry_run
+    report.sessions = end_idle_sessions(
+        store, now=now, dry_run=dry_run, sync=False
+    ) + trim_sessions(store, dry_run=dry_run, sync=False)
+    report.consolidations, report.problems = consolidate(
+        store, dry_run=dry_run, now=now, sync=False
     )
-    report.consolidations, report.problems = consolidate(store, dry_run=dry_run, now=now)
+    if sync and report.written and not dry_run:
+        from memctl.service.retrieval.indexing import sync_index
+
+        sync_index(store)
     return report
 
 
@@ -120,7 +129,7 @@ def consolidation_candidates(memories: Sequence[tuple[str, Memory]]) -> list[tup
 
 
 def consolidate(
-    store: Store, *, dry_run: bool = False, now: float | None = None
+    store: Store, *, dry_run: bool = False, now: float | None = None, sync: bool = True
 ) -> tuple[list[Consolidation], list[dict]]:
     settings = store.settings.compact
     min_size = settings.min_episodes
@@ -156,7 +165,7 @@ def consolidate(
             for member_id in group.ids:
                 mark_consolidated(store, by_id[member_id][0], member_id, knowledge.id, now)
         done.append(item)
-    if done and not dry_run:
+    if sync and done and not dry_run:
         from memctl.service.retrieval.indexing import sync_index
 
         sync_index(store)

@@ -14,6 +14,7 @@ from memctl.core.errors import MemctlError, UsageError
 from memctl.core.memory import now_iso, parse_time
 from memctl.service.lifecycle.episodes import draft_turns, write_conversation_episode, written_id
 from memctl.service.memories.redaction import redact_for_store
+from memctl.service.retrieval.indexing import sync_index
 from memctl.store.sessions import (
     SessionMeta,
     StoredTurn,
@@ -116,8 +117,12 @@ def add_turn(
     now: float | None = None,
     compact: bool | None = None,
     agent: str | None = None,
+    sync: bool = True,
 ) -> AddTurnResult:
-    """Append a turn; past the limits, the oldest turns are trimmed into an episode."""
+    """Append a turn; past the limits, the oldest turns are trimmed into an episode.
+
+    Episodes written on the way are indexed at the end, unless `sync` is False (a caller
+    writing more indexes once when it is done)."""
     check_session_id(session_id)
     if role not in ROLES:
         raise UsageError(f"Unknown role '{role}'. Choose one of: {', '.join(ROLES)}.")
@@ -127,7 +132,7 @@ def add_turn(
     redaction = redact_for_store(store, content)
     content = redaction.text
     now = time.time() if now is None else now
-    folds = end_idle_sessions(store, now=now)
+    folds = end_idle_sessions(store, now=now, sync=False)
     stamp = now_iso(now)
     if compact is None:
         compact = store.settings.session.compact_on_add
@@ -151,8 +156,15 @@ def add_turn(
                 folds.append(fold)
         write_turns(store.state_dir, session_id, turns)
         write_meta(store.state_dir, meta)
+    _index_episodes(store, folds, sync)
     view = SessionView(meta, turns, buffer_limits(store))
     return AddTurnResult(turn, view, reopened, folds, dict(redaction.counts))
+
+
+def _index_episodes(store: Store, folds: list[FoldReport], sync: bool) -> None:
+    """One sync for every episode these folds wrote."""
+    if sync and any(fold.episode_id for fold in folds):
+        sync_index(store)
 
 
 def _trim(
@@ -190,7 +202,12 @@ def _fold(
     if dry_run:
         return fold
     result = write_conversation_episode(
-        store, drafted.draft, [t.as_turn() for t in turns], session_id=meta.id, agent=meta.agent
+        store,
+        drafted.draft,
+        [t.as_turn() for t in turns],
+        session_id=meta.id,
+        agent=meta.agent,
+        sync=False,  # Why: the public function that folded indexes once, at its end
     )
     fold.episode_id, fold.episode_path = written_id(result), str(result.path)
     for turn in turns:
@@ -221,7 +238,12 @@ def _end(
 
 
 def end_session(
-    store: Store, session_id: str, *, now: float | None = None, dry_run: bool = False
+    store: Store,
+    session_id: str,
+    *,
+    now: float | None = None,
+    dry_run: bool = False,
+    sync: bool = True,
 ) -> FoldReport:
     """End a session: what remains unwritten becomes an episode (given enough exchanges)."""
     check_session_id(session_id)
@@ -232,7 +254,9 @@ def end_session(
             raise _no_session(session_id)
         if meta.ended:
             return FoldReport(session_id, "end", 0, note=f"already ended at {meta.ended}")
-        return _end(store, meta, read_turns(store.state_dir, session_id), "end", now, dry_run)
+        fold = _end(store, meta, read_turns(store.state_dir, session_id), "end", now, dry_run)
+    _index_episodes(store, [fold], sync)
+    return fold
 
 
 def _is_idle(meta: SessionMeta, now: float, ttl_minutes: float) -> bool:
@@ -246,7 +270,7 @@ def _is_idle(meta: SessionMeta, now: float, ttl_minutes: float) -> bool:
 
 
 def end_idle_sessions(
-    store: Store, *, now: float | None = None, dry_run: bool = False
+    store: Store, *, now: float | None = None, dry_run: bool = False, sync: bool = True
 ) -> list[FoldReport]:
     """End every open session idle for longer than `session.ttl_minutes`."""
     now = time.time() if now is None else now
@@ -269,10 +293,11 @@ def end_idle_sessions(
                         dry_run,
                     )
                 )
+    _index_episodes(store, folds, sync)
     return folds
 
 
-def trim_sessions(store: Store, *, dry_run: bool = False) -> list[FoldReport]:
+def trim_sessions(store: Store, *, dry_run: bool = False, sync: bool = True) -> list[FoldReport]:
     """Trim every open session that is over its limits (what `memctl compact` does first)."""
     folds = []
     for session_id in session_ids(store.state_dir):
@@ -288,6 +313,7 @@ def trim_sessions(store: Store, *, dry_run: bool = False) -> list[FoldReport]:
             if not dry_run:
                 write_turns(store.state_dir, session_id, kept)
                 write_meta(store.state_dir, meta)
+    _index_episodes(store, folds, sync)
     return folds
 
 

@@ -43,7 +43,7 @@ from memctl.core.revisions import (
 )
 from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
-from memctl.service.retrieval.indexing import index_text, open_index, sync_index
+from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
 from memctl.store.files import (
     check_id,
     file_lock,
@@ -215,11 +215,10 @@ def save_memory(
         subject = derive_subject(memory.body, memory.type)
         if subject:
             memory.extra["subject"] = subject
+    text = index_text(memory)
     try:
         model = index_model(store)
-        vector = (
-            None if (update_of or duplicate_of) else embed_texts(store, [index_text(memory)])[0]
-        )
+        vector = None if (update_of or duplicate_of) else embed_texts(store, [text])[0]
     except ModelUnavailable:
         write_new(store, memory)  # Why: keep the text as a file; the model error still surfaces
         raise
@@ -227,9 +226,10 @@ def save_memory(
     with file_lock(locks_dir(store) / "add.lock"):
         sync_index(store)
         if vector is not None and index_model(store) != model:  # `auto` chose another model
-            vector = embed_texts(store, [index_text(memory)])[0]
+            model = index_model(store)
+            vector = embed_texts(store, [text])[0]
         if target_id:
-            relpath = _locate(store, target_id, None)
+            relpath = locate_file(store, target_id, None)
             decision = Decision(
                 "merge" if duplicate_of else "update",
                 Neighbor(
@@ -248,7 +248,12 @@ def save_memory(
             )
         result = apply_decision(store, memory, decision)
         if sync:
-            sync_index(store)
+            sync_index(
+                store,
+                known_vectors={}
+                if vector is None
+                else vectors_by_hash(model.id, [text], [vector]),
+            )
     return result
 
 
@@ -288,12 +293,12 @@ def rewrite_memory(
 ) -> tuple[Path, Memory, str]:
     """Read-modify-write one memory under its lock; `version` goes up by one."""
     limit = max_file_bytes(store)
-    relpath = _locate(store, memory_id, relpath)
+    relpath = locate_file(store, memory_id, relpath)
     seen_raw = read_memory_bytes(store.root, relpath, limit)
     seen = read_memory(store.root, relpath, seen_raw)
     planned, action = change(seen)
     with file_lock(lock_path(locks_dir(store), memory_id)):
-        relpath = _locate(store, memory_id, relpath)
+        relpath = locate_file(store, memory_id, relpath)
         fresh_raw = read_memory_bytes(store.root, relpath, limit)
         fresh = read_memory(store.root, relpath, fresh_raw)
         if fresh.version != seen.version or fresh_raw != seen_raw:
@@ -303,7 +308,7 @@ def rewrite_memory(
     return store.root / relpath, planned, action
 
 
-def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
+def locate_file(store: Store, memory_id: str, relpath: str | None) -> str:
     """The file of `memory_id`: the hinted path if it still holds that id, else a search."""
     limit = max_file_bytes(store)
     if relpath and (store.root / relpath).is_file():
@@ -323,9 +328,10 @@ def _locate(store: Store, memory_id: str, relpath: str | None) -> str:
 
 def embed_texts(store: Store, texts: list[str]):
     """Vectors exactly as the index makes them (same model, same settings)."""
-    from memctl.service.retrieval.embedding import store_embedder
+    from memctl.integrations.query_embedder import embed_documents
+    from memctl.service.retrieval.embedding import model_settings
 
-    return store_embedder(store).embed(texts)
+    return embed_documents(texts, model_settings(store))
 
 
 def nearest_memories(

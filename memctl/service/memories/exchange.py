@@ -1,4 +1,4 @@
-"""Export memories to JSONL and to agents' own files; import them back through `add_memory`.
+"""Export memories to JSONL and to agents' own files; import them back through the batch write path.
 
 JSONL is the lossless form (one memory per line: its front matter fields plus `body`), so an
 export imported into an empty store gives the same memories, ids included. CLAUDE.md,
@@ -18,7 +18,8 @@ from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
-from memctl.service.memories.add import AddResult, add_memory, build_memory
+from memctl.service.memories.add import AddResult, build_memory
+from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.service.memories.lookup import list_memories
 from memctl.service.privacy import shares_private
 from memctl.store.files import atomic_write
@@ -240,25 +241,22 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
 
     result = ImportResult(path, fmt)
     accepted = _accepted_items(store, pending, result.skipped)
-    written = 0
+    # Checked above: redacted, valid, and past the low-value gate (or a restore, kept as is).
+    batch = [
+        BatchItem(build_memory(item.text, **item.fields), dedup=not item.fields.get("memory_id"))
+        for item in accepted
+    ]
     try:
-        for item in accepted:
-            # Checked above: redacted, valid, and past the low-value gate (or a restore).
-            added = add_memory(
-                store, item.text, sync=False, redact=False, force=True, **item.fields
-            )
-            added.redacted = item.redacted
-            (result.added if added.action == "created" else result.merged).append(added)
-            written += 1
-    except MemctlError as exc:
+        written = save_batch(store, batch)
+    except BatchStopped as stop:
         raise MemctlError(
-            f"Import stopped at {path}:{item.line} after writing {written} of {len(accepted)} "
-            f"memories: {exc}\nRunning the import again skips what is already in the store."
-        ) from exc
-    if written:
-        from memctl.service.retrieval.indexing import sync_index
-
-        sync_index(store)
+            f"Import stopped at {path}:{accepted[stop.position].line} after writing "
+            f"{stop.written} of {len(accepted)} memories: {stop.cause}\n"
+            "Running the import again skips what is already in the store."
+        ) from stop.cause
+    for item, added in zip(accepted, written, strict=True):
+        added.redacted = item.redacted
+        (result.added if added.action == "created" else result.merged).append(added)
     return result
 
 

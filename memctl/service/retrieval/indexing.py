@@ -6,10 +6,10 @@ import dataclasses
 import os
 import stat as stat_module
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memctl.config import Store
 from memctl.core import ports
@@ -30,7 +30,7 @@ from memctl.core.sync import (
 )
 from memctl.core.text_tokens import searchable_text
 from memctl.core.tokens import estimate_tokens
-from memctl.service.retrieval.embedding import index_model, settle_model, store_embedder
+from memctl.service.retrieval.embedding import index_model, model_settings, settle_model
 from memctl.store.files import (
     FileStat,
     file_lock,
@@ -50,6 +50,7 @@ from memctl.store.index import (
     MemoryIndex,
 )
 from memctl.store.index_health import describe, looks_damaged, table_problem
+from memctl.store.index_maintenance import MaintenancePolicy
 from memctl.store.remote_index import index_settings, layered, local_changes
 
 Progress = Callable[[int, int], None]
@@ -89,7 +90,8 @@ def local_index(
     store: Store, archive: bool = False, model: EmbeddingModel | None = None
 ) -> MemoryIndex:
     dimension = (model or index_model(store)).dim
-    return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE)
+    policy = MaintenancePolicy.from_settings(store.settings.index)
+    return MemoryIndex(store.index_dir, dimension, ARCHIVE_TABLE if archive else TABLE, policy)
 
 
 def remote_mode(store: Store) -> bool:
@@ -185,23 +187,26 @@ def sync_index(
     progress: Progress | None = None,
     archive: bool = False,
     verify: bool = False,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> SyncReport:
     """Bring the index up to date with the files. Safe to call before every read.
 
     `archive` selects the separate index over archive/; the main one never holds archived files.
     `verify` (`memctl index`) checks the table itself too. A damaged table, found so or by an
     error while syncing, is rebuilt from the files with a notice on stderr.
+    `known_vectors` (embed hash -> vector, see vectors_by_hash) are used instead of embedding
+    those texts again: a write that embedded its text to look for duplicates passes it on.
     """
     guard = _guard
     if guard is None:
-        return _checked_sync(store, rebuild, progress, archive, verify)
+        return _checked_sync(store, rebuild, progress, archive, verify, None, known_vectors)
     if not rebuild and not verify and guard.vouches(store.root, archive):
         report = SyncReport()
         if _matches_stamp(store, None, open_index(store, archive), archive, report):
             return report
     ticket = guard.sync_started(store.root, archive)
     changed = None if rebuild or ticket is None else ticket.changed
-    report = _checked_sync(store, rebuild, progress, archive, verify, changed)
+    report = _checked_sync(store, rebuild, progress, archive, verify, changed, known_vectors)
     # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
     guard.sync_finished(ticket, complete=stamp.get("problems", []) == report.problems)
@@ -215,19 +220,25 @@ def _checked_sync(
     archive: bool,
     verify: bool,
     changed: frozenset[str] | None = None,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> SyncReport:
     """A sync that notices a damaged table (checked when `verify`, or by an error) and rebuilds.
     `changed`: the only files that may differ from the manifest (from a guard), or None."""
     damage = index_damage(store, archive) if verify and not rebuild else None
     try:
         report = _sync(
-            store, rebuild or bool(damage), progress, archive, None if damage else changed
+            store,
+            rebuild or bool(damage),
+            progress,
+            archive,
+            None if damage else changed,
+            known_vectors,
         )
     except Exception as exc:
         if rebuild or damage or not looks_damaged(exc):
             raise
         damage = describe(exc)
-        report = _sync(store, True, progress, archive)
+        report = _sync(store, True, progress, archive, None, known_vectors)
     if damage:
         notify_repair(damage)
         report.repaired = damage
@@ -307,6 +318,7 @@ def _sync(
     progress: Progress | None,
     archive: bool,
     changed: frozenset[str] | None = None,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> SyncReport:
     report = SyncReport()
     model = index_model(store)
@@ -353,7 +365,18 @@ def _sync(
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
             index.drop()
-        return _apply_plan(store, index, manifest, stats, plan, report, progress, archive, model)
+        return _apply_plan(
+            store,
+            index,
+            manifest,
+            stats,
+            plan,
+            report,
+            progress,
+            archive,
+            model,
+            known_vectors or {},
+        )
 
 
 def _matches_stamp(
@@ -379,7 +402,16 @@ def _matches_stamp(
 
 
 def _apply_plan(
-    store, index, manifest, stats, plan, report, progress, archive, model: EmbeddingModel
+    store,
+    index,
+    manifest,
+    stats,
+    plan,
+    report,
+    progress,
+    archive,
+    model: EmbeddingModel,
+    known_vectors: Mapping[str, Any],
 ) -> SyncReport:
     files = dict(manifest.files)
     delete_ids: list[str] = []
@@ -458,7 +490,7 @@ def _apply_plan(
 
     previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
     pending = _pending_rows(store, derived, previous, files, model.id)
-    rows, vectors = _embed_rows(store, index, pending, report, progress, model)
+    rows, vectors = _embed_rows(store, index, pending, report, progress, model, known_vectors)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
     manifest.model, manifest.dim, manifest.recipe = model.id, model.dim, INDEX_RECIPE
@@ -556,21 +588,36 @@ def token_bounded_batches(items: list[tuple[int, str]], max_items: int) -> list[
     return batches
 
 
-def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel):
+def vectors_by_hash(model: str, texts: list[str], vectors) -> dict[str, Any]:
+    """`known_vectors` for sync_index: these texts' vectors, by the hash the index keys them on
+    (`model`: the id of the model that made them)."""
+    return {embed_hash(model, text): vector for text, vector in zip(texts, vectors, strict=True)}
+
+
+def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel, known_vectors):
     import numpy as np
 
+    hashes = {entry[4] for entry in pending}
+    reusable = {h: known_vectors[h] for h in hashes if h in (known_vectors or {})}
     # Why: in remote mode a moved file or a front-matter edit reuses the published vector.
     source = open_index(store) if index.table == TABLE and remote_mode(store) else index
-    reusable = source.vectors_for(sorted({entry[4] for entry in pending}))
+    reusable.update(source.vectors_for(sorted(hashes - reusable.keys())))
     todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
     # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
     todo.sort(key=lambda item: len(item[1]))
     vectors: dict[int, ports.Vector] = {}
     if todo:
-        embedder = store_embedder(store, model)
+        from memctl.integrations.query_embedder import FEW_TEXTS, embed_documents
+
+        settings = model_settings(store, model)
+        # Why: a few texts go through the light path (no fastembed import, see embed_documents).
+        few = len(todo) <= FEW_TEXTS
+        batches = [todo] if few else token_bounded_batches(todo, max(settings.batch_size, 1))
         done = 0
-        for batch in token_bounded_batches(todo, max(embedder.batch_size, 1)):
-            for (i, _), vector in zip(batch, embedder.embed([t for _, t in batch]), strict=False):
+        for batch in batches:
+            texts = [t for _, t in batch]
+            embedded = embed_documents(texts, settings, few=few)
+            for (i, _), vector in zip(batch, embedded, strict=False):
                 vectors[i] = vector
             done += len(batch)
             if progress:
