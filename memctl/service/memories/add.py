@@ -250,9 +250,7 @@ def save_memory(
         if sync:
             sync_index(
                 store,
-                known_vectors={}
-                if vector is None
-                else vectors_by_hash(model.id, [text], [vector]),
+                known_vectors={} if vector is None else vectors_by_hash(model.id, [text], [vector]),
             )
     return result
 
