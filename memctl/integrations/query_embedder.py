@@ -32,7 +32,7 @@ MAX_TOKENS = 512
 class OnnxQueryEmbedder:
     """The `QueryEmbedder` port straight on ONNX Runtime: the bundled model, mean pooling."""
 
-    def __init__(self, settings: EmbeddingSettings, optimized: bool = False):
+    def __init__(self, settings: EmbeddingSettings):
         from tokenizers import Tokenizer
 
         ort = quiet_onnxruntime()
@@ -41,10 +41,10 @@ class OnnxQueryEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()
         options = ort.SessionOptions()
-        # Why: graph optimisation costs ~0.2-0.4 s at load and saves well under that on one
-        # query; a process that embeds many (the resident server) pays it once: -30% CPU each.
-        if not optimized:
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        # Why: graph optimisation costs ~0.2-0.4 s at load and saves well under that on one query.
+        # The resident server keeps it off too: fused kernels round differently, and its answers
+        # must be byte-identical to the in-process ones.
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         # Why: idle worker threads that spin burn a core each between two small runs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if settings.threads:
@@ -93,20 +93,9 @@ def get_query_embedder(settings: EmbeddingSettings | None = None) -> ports.Query
     return _cached_query_embedder(settings)
 
 
-_long_lived = False
-
-
-def expect_many_queries() -> None:
-    """This process will embed many queries (the resident server): load the model for speed
-    per query rather than speed of loading."""
-    global _long_lived
-    _long_lived = True
-    _cached_query_embedder.cache_clear()
-
-
 @lru_cache(maxsize=1)
 def _cached_query_embedder(settings: EmbeddingSettings) -> OnnxQueryEmbedder:
-    return OnnxQueryEmbedder(settings, optimized=_long_lived)
+    return OnnxQueryEmbedder(settings)
 
 
 def _light_loaded() -> bool:

@@ -145,14 +145,9 @@ class ResidentServer:
     def _warm_up(self) -> None:
         """Pay every import and model load now, not on the first request."""
         self.runner.prepare()
-        from memctl.service.retrieval.embedding import (
-            expect_many_queries,
-            store_embedder,
-            store_query_embedder,
-        )
+        from memctl.service.retrieval.embedding import store_embedder, store_query_embedder
         from memctl.service.retrieval.indexing import open_index
 
-        expect_many_queries()
         embedder = store_embedder(self.store)
         vector = embedder.embed(["warm up"])[0]
         store_query_embedder(self.store).embed_query("warm up")

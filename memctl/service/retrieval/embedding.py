@@ -90,11 +90,3 @@ def store_query_embedder(store: Store) -> ports.QueryEmbedder:
     from memctl.integrations.query_embedder import get_query_embedder
 
     return get_query_embedder(model_settings(store))
-
-
-def expect_many_queries() -> None:
-    """A long-lived process (the resident server): load the query model for speed per query
-    (graph optimisation paid once at load) rather than for speed of loading."""
-    from memctl.integrations.query_embedder import expect_many_queries as tune
-
-    tune()
