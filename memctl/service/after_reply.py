@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-Work = Callable[[], None]
+Work = Callable[[], object]  # what it returns is not used
 
 _pending: list[Work] | None = None
 
