@@ -87,9 +87,27 @@ def _note_args(note) -> list[str]:
 
 
 def concurrent_adds(store_root: Path, seed: int, writers: int, adds: int) -> dict:
-    """`writers` workers, each running `adds` `memctl add` processes one after another."""
+    """`writers` workers, each running `adds` `memctl add` processes one after another.
+
+    Unless the server is off, the store's server is started first and waited for: the figure
+    is the steady state of agents writing to a store in use, not a server's start-up."""
     notes = generate_notes(writers * adds, seed)
     env = _env()
+    if os.environ.get("MEMCTL_NO_SERVER") != "1":
+        from benchmarks.perf_process import start_server
+
+        server = start_server(store_root)
+        try:
+            return _concurrent_adds(store_root, notes, writers, adds, env)
+        finally:
+            from memctl.server.control import stop_server
+
+            stop_server(store_root)
+            server.wait(timeout=120)
+    return _concurrent_adds(store_root, notes, writers, adds, env)
+
+
+def _concurrent_adds(store_root: Path, notes, writers: int, adds: int, env) -> dict:
 
     def worker(start: int) -> None:
         for note in notes[start : start + adds]:

@@ -34,16 +34,28 @@ NOTES = [
 ]
 
 
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "project"
+def served_project(folder: Path):
+    root = folder / "project"
     store = service.init_store(root)
     for text, tags in NOTES:
         service.add_memory(store, text, tags=tags)
-    server = start_server(store.root, tmp_path / "serve.log")
+    server = start_server(store.root, folder / "serve.log")
     yield root
     stop_everything(store.root)
     server.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """One served store for the tests of this module that leave its server running (each
+    compares the warm answer with the in-process one on the store as it is then)."""
+    yield from served_project(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture
+def own_project(tmp_path):
+    """A served store of one's own, for a test that stops its server."""
+    yield from served_project(tmp_path)
 
 
 def both_ways(project: Path, *args: str, stdin: bytes | None = None):
@@ -188,7 +200,8 @@ def test_the_client_path_imports_nothing_heavy(project):
     assert done.stdout.rsplit("LOADED", 1)[1].strip() == "[]"
 
 
-def test_status_reports_the_contract_keys_and_stop_stops(project):
+def test_status_reports_the_contract_keys_and_stop_stops(own_project):
+    project = own_project
     store = project / ".memory"
     shown = memctl("server", "status", "--json", cwd=project)
     data = json.loads(shown.stdout)

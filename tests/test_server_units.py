@@ -97,3 +97,31 @@ def test_messages_carry_any_bytes_exactly():
         left.close()
         with pytest.raises(ConnectionError):
             recv_message(right)
+
+
+def test_a_served_add_answers_first_and_indexes_before_the_next_command(tmp_path, fake_embedder):
+    """The server's runner leaves an add's index write for after the reply: the file is on
+    disk when it answers; the index has it once the upkeep ran (before the next request)."""
+    from memctl import service
+    from memctl.cli.resident import ResidentCommands
+    from memctl.store.index import Manifest
+
+    project = tmp_path / "project"
+    store = service.init_store(project)
+    runner = ResidentCommands()
+    runner.prepare()
+    request = {
+        "argv": ["add", "Deploys go out with make release, then argo promotes them"],
+        "cwd": str(project),
+        "env": {**os.environ, "MEMCTL_NO_SERVER": "1"},
+    }
+    code, chunks = runner.run(request, b"")
+    assert code == 0, chunks
+    written = Path(chunks[0][1].decode().split()[-1])
+    assert written.read_text().endswith("then argo promotes them\n")
+    relpath = written.relative_to(store.root).as_posix()
+    assert relpath not in Manifest.load(store.index_dir).files  # answered before indexing
+    assert runner.after_reply() == []
+    assert relpath in Manifest.load(store.index_dir).files
+    hits = service.recall(store, "how do deploys go out", k=1, sync=False)
+    assert [str(hit.path) for hit in hits] == [str(written)]

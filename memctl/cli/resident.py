@@ -10,13 +10,17 @@ These are process-wide settings, so the server runs one command at a time.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
+
+from memctl.service import after_reply
 
 # Modules the hot commands import on first use; importing them at start-up keeps that cost off
 # the first request.
@@ -92,11 +96,42 @@ def merged(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
     return out
 
 
+@contextlib.contextmanager
+def _as_client(
+    request: dict[str, Any], stdin: bytes, chunks: list[tuple[int, bytes]]
+) -> Iterator[None]:
+    """The process as the client's: its working directory, environment, standard streams
+    (captured into `chunks`), argv and terminal size; restored afterwards."""
+    from memctl.cli import output
+
+    streams = request.get("streams") or {}
+    out_facts, err_facts = streams.get("stdout") or {}, streams.get("stderr") or {}
+    in_facts = streams.get("stdin") or {}
+    saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr, sys.argv)
+    try:
+        os.chdir(request["cwd"])
+        _replace_environ(request.get("env") or {})
+        sys.stdin = _text(_Input(stdin, bool(in_facts.get("isatty"))), in_facts, False)
+        sys.stdout = _text(_Tap(1, chunks, bool(out_facts.get("isatty"))), out_facts, True)
+        sys.stderr = _text(_Tap(2, chunks, bool(err_facts.get("isatty"))), err_facts, True)
+        sys.argv = [request.get("argv0") or "memctl", *request["argv"]]
+        output.fit_consoles(_size(out_facts), _size(err_facts))
+        yield
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    finally:
+        cwd, environ, sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
+        _replace_environ(environ)
+        os.chdir(cwd)
+        output.fit_consoles(None, None)
+
+
 class ResidentCommands:
     """memctl.server.daemon.CommandRunner over the typer app of memctl.cli.app."""
 
     def __init__(self) -> None:
         self._command: Any = None
+        self._pending: list[tuple[dict[str, Any], list[after_reply.Work]]] = []
 
     def prepare(self) -> None:
         import typer
@@ -108,30 +143,25 @@ class ResidentCommands:
             importlib.import_module(name)
 
     def run(self, request: dict[str, Any], stdin: bytes) -> tuple[int, list[tuple[int, bytes]]]:
-        from memctl.cli import output
-
-        streams = request.get("streams") or {}
-        out_facts, err_facts = streams.get("stdout") or {}, streams.get("stderr") or {}
-        in_facts = streams.get("stdin") or {}
         chunks: list[tuple[int, bytes]] = []
-        saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr, sys.argv)
-        try:
-            os.chdir(request["cwd"])
-            _replace_environ(request.get("env") or {})
-            sys.stdin = _text(_Input(stdin, bool(in_facts.get("isatty"))), in_facts, False)
-            sys.stdout = _text(_Tap(1, chunks, bool(out_facts.get("isatty"))), out_facts, True)
-            sys.stderr = _text(_Tap(2, chunks, bool(err_facts.get("isatty"))), err_facts, True)
-            sys.argv = [request.get("argv0") or "memctl", *request["argv"]]
-            output.fit_consoles(_size(out_facts), _size(err_facts))
+        with _as_client(request, stdin, chunks), after_reply.collected() as pending:
             code = self._invoke(request)
-            for stream in (sys.stdout, sys.stderr):
-                stream.flush()
-        finally:
-            cwd, environ, sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
-            _replace_environ(environ)
-            os.chdir(cwd)
-            output.fit_consoles(None, None)
+        self._pending.append((request, pending))
         return code, merged(chunks)
+
+    def after_reply(self) -> list[str]:
+        """Run the work the last command left for after its reply (see service.after_reply), in
+        its working directory and environment; what it writes is dropped. The problems met."""
+        problems = []
+        while self._pending:
+            request, pending = self._pending.pop(0)
+            for work in pending:
+                try:
+                    with _as_client(request, b"", []):
+                        work()
+                except BaseException as exc:  # noqa: BLE001 - the reply is out; log and go on
+                    problems.append(f"{type(exc).__name__}: {exc}")
+        return problems
 
     def _invoke(self, request: dict[str, Any]) -> int:
         from click.utils import _detect_program_name

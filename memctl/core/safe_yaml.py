@@ -106,8 +106,37 @@ def _check_expanded_size(root) -> None:
     size(root)
 
 
+_C_LOADER = getattr(yaml, "CSafeLoader", None)
+_UNSURE = object()
+
+
+def _load_with_libyaml(text: str) -> Any:
+    """The document through libyaml (~10x faster than PyYAML's Python parser) when its events
+    show no alias and no nesting past MAX_DEPTH; _UNSURE otherwise, or when libyaml finds a
+    problem (the Python loader then gives memctl's message and line)."""
+    if _C_LOADER is None:
+        return _UNSURE
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=_C_LOADER):
+            if isinstance(event, AliasEvent):
+                return _UNSURE
+            if isinstance(event, yaml.events.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return _UNSURE
+            elif isinstance(event, yaml.events.CollectionEndEvent):
+                depth -= 1
+        return yaml.load(text, Loader=_C_LOADER)  # noqa: S506 - libyaml's safe loader
+    except Exception:  # noqa: BLE001 - any problem: the Python loader reports it properly
+        return _UNSURE
+
+
 def load_bounded(text: str) -> Any:
     """Parse one YAML document with the limits above; errors are yaml.YAMLError with a mark."""
+    fast = _load_with_libyaml(text)
+    if fast is not _UNSURE:
+        return fast
     loader = BoundedSafeLoader(text)
     try:
         return loader.get_single_data()

@@ -42,7 +42,11 @@ class OnnxQueryEmbedder:
         self._tokenizer.no_padding()
         options = ort.SessionOptions()
         # Why: graph optimisation costs ~0.2-0.4 s at load and saves well under that on one query.
+        # The resident server keeps it off too: fused kernels round differently, and its answers
+        # must be byte-identical to the in-process ones.
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        # Why: idle worker threads that spin burn a core each between two small runs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if settings.threads:
             options.intra_op_num_threads = settings.threads
         self.model_id = settings.model
@@ -94,6 +98,10 @@ def _cached_query_embedder(settings: EmbeddingSettings) -> OnnxQueryEmbedder:
     return OnnxQueryEmbedder(settings)
 
 
+def _light_loaded() -> bool:
+    return _cached_query_embedder.cache_info().currsize > 0
+
+
 # Past this many texts, fastembed's batching pays for its import.
 FEW_TEXTS = 8
 
@@ -106,6 +114,7 @@ def embed_documents(
     settings = concrete(settings)
     few = len(texts) <= FEW_TEXTS if few is None else few
     # Why: both through the module-level getters, so a stand-in installed there is used.
-    if settings.model == BUNDLED_MODEL and few and not embedder_loaded():
+    # A loaded light path (the server has both) skips fastembed's batching for a few texts.
+    if settings.model == BUNDLED_MODEL and few and (_light_loaded() or not embedder_loaded()):
         return cast(ports.Embedder, get_query_embedder(settings)).embed(texts)
     return fastembed_side.get_embedder(settings).embed(texts)

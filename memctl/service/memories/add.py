@@ -41,6 +41,7 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
+from memctl.service.after_reply import later
 from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
@@ -177,7 +178,7 @@ def add_memory(
     path = path_for(store.root, memory)
     write_memory(path, memory)
     if sync:
-        sync_index(store)
+        later(lambda: sync_index(store))
     return AddResult(memory=memory, path=path, redacted=redacted)
 
 
@@ -248,10 +249,9 @@ def save_memory(
             )
         result = apply_decision(store, memory, decision)
         if sync:
-            sync_index(
-                store,
-                known_vectors={} if vector is None else vectors_by_hash(model.id, [text], [vector]),
-            )
+            known = {} if vector is None else vectors_by_hash(model.id, [text], [vector])
+            # Why later: in the server, indexing the written file waits until the reply is out.
+            later(lambda: sync_index(store, known_vectors=known))
     return result
 
 

@@ -26,6 +26,7 @@ from memctl.core.ranking import (
     spread_to_neighbours,
 )
 from memctl.core.text_tokens import searchable_text
+from memctl.service.after_reply import later
 from memctl.service.retrieval.embedding import model_settings, store_query_embedder
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
@@ -276,10 +277,15 @@ def _add_recency_bonus(
 
 def _count_access(store: Store, hits: list[Hit]) -> None:
     """Access statistics go to the state area; the memory files are never touched by a read."""
-    try:
-        record_access(store.state_dir, [hit.id for hit in hits], datetime.now(timezone.utc))
-    except OSError:
-        pass  # Why: a read-only store still answers recall; only its statistics stand still.
+    ids, now = [hit.id for hit in hits], datetime.now(timezone.utc)
+
+    def count() -> None:
+        try:
+            record_access(store.state_dir, ids, now)
+        except OSError:
+            pass  # Why: a read-only store still answers recall; only its statistics stand still.
+
+    later(count)
 
 
 def _search_vector(
