@@ -60,6 +60,8 @@ def texts_in_index(store) -> list[str]:
 
 def test_forgetting_an_episode_rewrites_the_knowledge_derived_from_it(consolidated):
     store, knowledge_id = consolidated
+    locks = store.state_dir / "locks"
+    assert (locks / "ep0restart01.lock").exists()  # compact marked the episode under its lock
 
     [result] = forget_memories(store, ["ep0restart01"])
 
@@ -80,6 +82,7 @@ def test_forgetting_an_episode_rewrites_the_knowledge_derived_from_it(consolidat
     assert not [text for text in on_disk if SECRET in text]
     assert SECRET not in log_path(store).read_text()
     assert not [t for t in texts_in_index(store) if SECRET in t]
+    assert not (locks / "ep0restart01.lock").exists() and (locks / "ep0restart02.lock").exists()
     hits = service.recall(store, "payments worker memory limit", k=5)
     assert knowledge_id in [hit.id for hit in hits]  # indexed again, new text
 
