@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,10 +125,16 @@ def path_for(root: Path, memory: Memory) -> Path:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, rename: a crash never leaves half a file."""
+    """Temp file in the same folder, fsync, rename: a crash never leaves half a file.
+
+    The file gets the mode it had, or for a new file what the umask gives (0644 under 022), as
+    a plain open() would: the temp file itself is created 0600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = file_mode(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -143,6 +150,28 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def file_mode(path: Path) -> int:
+    """The permission bits for writing `path`: its own, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (os.umask would, racing other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no /proc (macOS): set and restore at once
+    os.umask(mask)
+    return mask
 
 
 def write_memory(path: Path, memory: Memory) -> bytes:
