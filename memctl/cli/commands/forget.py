@@ -57,6 +57,9 @@ def register(app: typer.Typer) -> None:
             return
         if (memory_id is None) == (query is None):
             raise UsageError("Give either an ID or --query TEXT.")
+        if finished and memory_id in {result.id for result in finished}:
+            _report(finished, as_json)  # the interrupted forget was of this very memory
+            return
         if memory_id is not None:
             plan = plan_forget(store, [memory_id])
             if plan.derived and not yes:
@@ -76,11 +79,14 @@ def register(app: typer.Typer) -> None:
             if not yes and not _confirmed(len(matches)):
                 stderr.print("Nothing was forgotten.")
                 return
-        results = forget_memories(store, [], plan)
-        if as_json:
-            print_json([result.to_dict() for result in results])
-            return
-        _print_results(results)
+        _report(forget_memories(store, [], plan), as_json)
+
+
+def _report(results, as_json: bool) -> None:
+    if as_json:
+        print_json([result.to_dict() for result in results])
+        return
+    _print_results(results)
 
 
 def _print_results(results) -> None:
