@@ -226,35 +226,40 @@ def big_body(r: Runner) -> str:
 
 
 def damaged_index(r: Runner) -> str:
+    """Truncate the index's data files; `index` first (does it notice?), then again and recall."""
     project = r.store("damaged")
     for n, text in enumerate(["Deploys use make release.", "Backups run at 02:00 UTC."]):
         write(project / f".memory/semantic/m{n}.md", memory(f"mem{n}ok", text))
     assert r.run(project, "index").code == 0
-    for data in (project / ".memory/.index/memories.lance/data").glob("*.lance"):
-        data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
-    recall = r.run(project, "recall", "deploys")
+
+    def truncate() -> None:
+        for data in (project / ".memory/.index/memories.lance/data").glob("*.lance"):
+            data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+
+    truncate()
     index = r.run(project, "index")
-    found = "make release" in recall.stdout
-    return (
-        f"recall {recall.summary()}{' (answers)' if found else ''}; then index: "
-        + (index.stdout.strip().splitlines() or [index.summary()])[-1][:60]
-    )
+    said = (index.stderr.strip().splitlines() or index.stdout.strip().splitlines() or [""])[0]
+    truncate()
+    recall = r.run(project, "recall", "deploys")
+    found = " (answers)" if "make release" in recall.stdout else ""
+    return f"index: {said[:50]}; recall {recall.summary()}{found}"
 
 
 def private_in_context(r: Runner) -> str:
+    """One private memory added with `add --private`, one written by hand under private/."""
     project = r.store("private")
+    r.run(project, "add", "--private", "--type", "profile", "My home address is 12 Elm Street.")
     write(
-        project / ".memory/private/semantic/home.md",
-        memory("home1", "My home address is 12 Elm Street; salary 98k.", "importance: 0.9\n"),
+        project / ".memory/private/profile/pay.md",
+        memory("salary1", "My salary is 98k a year.", "type: profile\nconfidence: 0.9\n"),
     )
-    context = r.run(project, "context")
-    export = r.run(project, "export")
-    where = [
-        name
-        for name, done in (("context", context), ("export", export))
-        if "Elm Street" in done.stdout
-    ]
-    return "private memory in " + " and ".join(where) if where else "kept out of context and export"
+    leaks = []
+    for command in (["context"], ["export"], ["hook", "claude-code", "session-start"]):
+        done = r.run(project, *command)
+        found = [w for w in ("Elm Street", "98k") if w in done.stdout]
+        if found:
+            leaks.append(f"{command[0]}: {', '.join(found)}")
+    return "; ".join(leaks) if leaks else "kept out of context, export and the hook"
 
 
 STRACE_CONNECTS = r"""
@@ -354,7 +359,8 @@ def forget_consolidated(r: Runner) -> str:
 KILL_MIDWAY = """
 import os, sys
 import memctl.service.memories.forgetting as forgetting
-forgetting._purge_index = lambda *a, **k: os._exit(9)  # killed after the file went, before the rest
+# killed after the file and the index rows went, before the archive log was scrubbed
+forgetting._scrub_archive_log = lambda *a, **k: os._exit(9)
 from memctl.cli.app import main
 sys.argv = ["memctl", *sys.argv[1:]]
 main()

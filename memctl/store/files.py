@@ -108,7 +108,18 @@ def read_memory(
     path = root / relpath
     if raw is None:
         raw = read_store_file(root, relpath, max_bytes)
-    return parse_memory(path, raw, default_id(relpath), default_type(relpath))
+    memory = parse_memory(path, raw, default_id(relpath), default_type(relpath))
+    if is_private_path(relpath):
+        memory.scope = "private"  # Why: the folder decides, whatever the front matter says
+    return memory
+
+
+def is_private_path(relpath: str) -> bool:
+    """Under private/ (or archive/private/): this person's, never shared."""
+    parts = relpath.split("/")
+    if parts[0] == ARCHIVE_DIRNAME:
+        parts = parts[1:]
+    return len(parts) > 1 and parts[0] == PRIVATE_DIRNAME
 
 
 def read_memory_bytes(root: Path, relpath: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
