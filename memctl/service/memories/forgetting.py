@@ -186,17 +186,19 @@ def _rewrite_derived(
     store: Store, rewrite_ids: list[str], doomed: set[str], results: list[ForgetResult]
 ) -> dict[str, str]:
     """Re-summarise the derived memories (id -> new title); one left without sources joins
-    the forgotten ones."""
+    the forgotten ones. One rewritten before an interruption keeps its text but is listed too:
+    its old index rows must still be purged."""
     if not rewrite_ids:
         return {}
     catalog = memory_catalog(store)
-    retitled = {}
+    retitled = {i: catalog[i][1].display_title for i in rewrite_ids if i in catalog}
     for change in derived_changes(sorted(doomed), catalog):
         if change.id not in rewrite_ids:
             continue
         if change.remaining:
             retitled[change.id] = rewrite_without(store, change, catalog, doomed)
         else:
+            retitled.pop(change.id, None)
             doomed.add(change.id)
             results.append(ForgetResult(change.id, change.title, removed=list(change.relpaths)))
     return retitled
