@@ -444,7 +444,8 @@ def config_case(label: str, setting: str, value: str) -> Callable[[Runner], str]
         config.write_text(text, encoding="utf-8")
         done = r.run(project, "recall", "deploys")
         said = [line for line in done.stderr.strip().splitlines() if "config.yaml" in line][:1]
-        return done.summary() + (f": {said[0][:60]}" if said else " (silently)")
+        where = said[0][said[0].find("config.yaml") :] if said else ""
+        return done.summary() + (f": {where[:60]}" if said else " (silently)")
 
     return run
 
@@ -521,15 +522,19 @@ def run_all(checkout: Path, only: list[str] | None) -> dict[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", type=Path, help="checkout of the version to compare with")
+    parser.add_argument(
+        "--before", type=Path, nargs="+", help="checkout(s) of the version(s) to compare with"
+    )
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument(
         "--only", nargs="*", help="run only the cases whose name holds one of these"
     )
     args = parser.parse_args()
-    versions = {"after": REPO}
-    if args.before:
-        versions = {"before": args.before.resolve(), "after": REPO}
+    versions: dict[str, Path] = {}
+    for path in args.before or []:
+        label = "before" if len(args.before) == 1 else f"before ({_commit(path)})"
+        versions[label] = path.resolve()
+    versions["after"] = REPO
     results = {label: run_all(path, args.only) for label, path in versions.items()}
     names = list(results["after"])
     print("| case | " + " | ".join(versions) + " |")
