@@ -109,15 +109,21 @@ def read_memory(
     if raw is None:
         raw = read_store_file(root, relpath, max_bytes)
     memory = parse_memory(path, raw, default_id(relpath), default_type(relpath))
-    if is_private_path(relpath):
+    if is_private_path(root, relpath):
         memory.scope = "private"  # Why: the folder decides, whatever the front matter says
     return memory
 
 
-def is_private_path(relpath: str) -> bool:
-    """Under private/ (or archive/private/): this person's, never shared."""
-    parts = relpath.split("/")
-    if parts[0] == ARCHIVE_DIRNAME:
+def is_private_path(root: Path, relpath: str | Path) -> bool:
+    """Under private/ (or archive/private/) of the store: this person's, never shared."""
+    path = Path(relpath)
+    if path.is_absolute():
+        try:
+            path = path.relative_to(root)
+        except ValueError:
+            return False
+    parts = list(path.parts)
+    if parts and parts[0] == ARCHIVE_DIRNAME:
         parts = parts[1:]
     return len(parts) > 1 and parts[0] == PRIVATE_DIRNAME
 
