@@ -303,3 +303,13 @@ def test_export_cli_prints_jsonl_and_writes_claude_md(filled, tmp_path, monkeypa
     text = (filled.root.parent / "CLAUDE.md").read_text(encoding="utf-8")
     assert "make release" in text and "5433" not in text
     assert runner.invoke(app, ["export", "--format", "word"]).exit_code == 2
+
+
+def test_a_hand_written_file_under_private_is_private_whatever_its_front_matter(store, tmp_path):
+    home = store.root / "private/semantic/home.md"
+    home.parent.mkdir(parents=True)
+    home.write_text("---\nid: home1\nscope: project\n---\nMy home address is 12 Elm Street.\n")
+
+    assert "Elm Street" not in export_memories(store, "jsonl", project_root=tmp_path).text
+    shared = export_memories(store, "jsonl", project_root=tmp_path, include_private=True)
+    assert json.loads(shared.text)["scope"] == "private"

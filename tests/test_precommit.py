@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -147,3 +148,30 @@ def test_private_memories_are_kept_out_of_commits(repo):
         check=False,
     )
     assert done.returncode != 0 and "private memory staged" in done.stderr
+
+
+def test_without_memctl_the_commit_is_refused_unless_no_verify(tmp_path, repo):
+    root, env = repo
+    install_git_hooks(root)  # the plain `memctl` command, as users install it
+    git_only = tmp_path / "git-only-bin"
+    git_only.mkdir()
+    for tool in ("git", "sh", "dirname"):
+        (git_only / tool).symlink_to(shutil.which(tool))
+    no_memctl = {**env, "PATH": str(git_only)}
+    (root / "notes.txt").write_text("with ghp_16C7e42F292c6912E7710c838347Ae178B4a\n")
+    subprocess.run(["git", "add", "notes.txt"], cwd=root, env=no_memctl, check=True)
+
+    def commit_with(*flags: str):
+        return subprocess.run(
+            ["git", "commit", "-q", "-m", "notes", *flags],
+            cwd=root,
+            env=no_memctl,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    refused = commit_with()
+    assert refused.returncode != 0 and committed(repo) == []
+    assert "commit refused" in refused.stderr and "--no-verify" in refused.stderr
+    assert commit_with("--no-verify").returncode == 0 and committed(repo) == ["notes.txt"]

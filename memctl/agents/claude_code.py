@@ -9,7 +9,6 @@ one JSON object on stdin, and SessionStart / UserPromptSubmit hooks add context 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,9 +127,7 @@ def load_settings(path: Path) -> tuple[dict[str, Any], str]:
 
 def _write_settings(path: Path, data: dict[str, Any]) -> None:
     target = path.resolve() if path.is_symlink() else path  # keep a dotfile manager's symlink
-    mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
     atomic_write(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    os.chmod(target, mode)
 
 
 def _our_entries(groups: list[Any]) -> list[tuple[dict, dict]]:

@@ -1,7 +1,8 @@
 """Git hooks and shell snippets that fit memctl into a repository and a shell.
 
 pre-commit runs `memctl hook git pre-commit` (staged memory files must parse, carry no conflict
-markers and no unredacted secrets; a non-zero exit stops the commit). post-merge and
+markers and no unredacted secrets; a non-zero exit stops the commit). It fails closed: when
+memctl cannot run, the commit is refused (`git commit --no-verify` skips the check). post-merge and
 post-checkout re-sync the index in the background so git never waits for embeddings.
 A hook that memctl did not write is never overwritten: it is refused, or with `chain=True` kept
 as `<name>.pre-memctl` and run first.
@@ -35,8 +36,10 @@ fi
 if command -v {program} >/dev/null 2>&1; then
     exec {prefix} hook git pre-commit
 fi
-echo "memctl: '{program}' not found; staged memory files were not checked" >&2
-exit 0
+echo "memctl: commit refused: '{program}' cannot run (not found on PATH), so staged memory \
+files could not be checked for secrets. Install memctl or fix PATH; to commit anyway, \
+git commit --no-verify." >&2
+exit 1
 """
 
 _RESYNC_BODY = """status=0

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.conversation import Turn
-from memctl.core.errors import InvalidMemoryFile
+from memctl.core.errors import InvalidMemoryFile, MemctlError
 
 ROLE_ALIASES = {
     "user": "user",
@@ -62,7 +62,10 @@ _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 
 def read_conversation_file(path: str | Path) -> list[Turn]:
     path = Path(path)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:  # missing, a folder, unreadable: say so, not a traceback
+        raise MemctlError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

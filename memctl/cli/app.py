@@ -107,15 +107,22 @@ def main() -> None:
         served = run_via_server(sys.argv[1:])
         if served is not None:
             _quick_exit(served)
-    app = build_app([MODULE_OF[name]] if name in MODULE_OF else None)
-    if name not in QUICK_EXIT_COMMANDS:
-        app()
-        return
     try:
-        app()
-        code = 0
-    except SystemExit as exc:
-        code = exit_code(exc)
+        app = build_app([MODULE_OF[name]] if name in MODULE_OF else None)
+        if name not in QUICK_EXIT_COMMANDS:
+            app()
+            return
+        try:
+            app()
+            code = 0
+        except SystemExit as exc:
+            code = exit_code(exc)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as error:  # noqa: BLE001 - what no command's handler caught (see cli.output)
+        from memctl.cli.output import unexpected_error
+
+        sys.exit(unexpected_error(error, "--json" in sys.argv[1:]))
     _quick_exit(code)
 
 

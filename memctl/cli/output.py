@@ -50,7 +50,8 @@ def fail(error: MemctlError, as_json: bool) -> typer.Exit:
 
 
 def handles_errors(command: Callable) -> Callable:
-    """Translate library errors into one clear sentence (or JSON) and the right exit code."""
+    """Translate library errors into one clear sentence (or JSON) and the right exit code;
+    anything unexpected too (see unexpected_error), with the traceback only under MEMCTL_DEBUG=1."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -58,5 +59,30 @@ def handles_errors(command: Callable) -> Callable:
             return command(*args, **kwargs)
         except MemctlError as error:
             raise fail(error, bool(kwargs.get("as_json"))) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as error:  # noqa: BLE001 - the one place that turns these into a sentence
+            raise typer.Exit(unexpected_error(error, bool(kwargs.get("as_json")))) from None
 
     return wrapper
+
+
+def unexpected_error(error: BaseException, as_json: bool) -> int:
+    """Report an error memctl did not expect in one sentence on stderr (or as JSON on stdout);
+    the traceback goes to stderr only under MEMCTL_DEBUG=1. The exit code: 1."""
+    from memctl.config import read_environment
+
+    if read_environment().debug:
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
+    detail = " ".join(str(error).split())[:300] or "no details"
+    message = (
+        f"memctl failed unexpectedly ({type(error).__name__}: {detail}); "
+        "run again with MEMCTL_DEBUG=1 for the traceback"
+    )
+    if as_json:
+        print_json({"error": {"kind": "unexpected", "message": message}})
+    else:
+        stderr.print(f"Error: {message}.", markup=False)
+    return 1

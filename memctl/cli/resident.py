@@ -166,6 +166,7 @@ class ResidentCommands:
     def _invoke(self, request: dict[str, Any]) -> int:
         from click.utils import _detect_program_name
 
+        from memctl.cli import output
         from memctl.cli.app import exit_code
 
         main = SimpleNamespace(__package__=request.get("main_package"))
@@ -175,6 +176,8 @@ class ResidentCommands:
             return 0
         except SystemExit as exc:
             return exit_code(exc)
+        except Exception as error:  # noqa: BLE001 - what main() does with it (see cli.output)
+            return output.unexpected_error(error, "--json" in request["argv"])
         except BaseException:  # noqa: BLE001 - what the interpreter would print, then exit 1
             traceback.print_exc()
             return 1

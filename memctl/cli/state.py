@@ -14,10 +14,31 @@ class GlobalOptions:
     store: str | None = None
 
 
-def current_store(ctx: typer.Context) -> Store:
+def current_store(ctx: typer.Context, finish_forget: bool = True) -> Store:
+    """The store the command works on; a forget killed midway there is finished first."""
     options = ctx.find_root().obj
     explicit = options.store if isinstance(options, GlobalOptions) else None
-    return open_store(explicit)
+    store = open_store(explicit)
+    if finish_forget:
+        finish_interrupted_forget(store)
+    return store
+
+
+def finish_interrupted_forget(store: Store, quiet: bool = False) -> list | None:
+    """Finish a forget that was killed midway (its journal is in the state area): its results,
+    or None when there was none."""
+    from memctl.store.forget_journal import journal_path
+
+    if not journal_path(store.state_dir).is_file():
+        return None
+    from memctl.cli.output import stderr
+    from memctl.service.memories.forgetting import resume_forget
+
+    results = resume_forget(store)
+    if results and not quiet:
+        ids = ", ".join(result.id for result in results)
+        stderr.print(f"Finished an interrupted forget of {ids}.", markup=False)
+    return results
 
 
 def main_options(

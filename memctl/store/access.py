@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from pathlib import Path
 
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.text import parse_utc_timestamp, utc_timestamp
+from memctl.store.files import atomic_write
 
 ACCESS_FILENAME = "access.json"
 LOCK_FILENAME = "access.lock"
@@ -110,15 +109,8 @@ def _write_atomic(path: Path, items: dict[str, dict]) -> None:
     payload = json.dumps(
         {"version": FORMAT_VERSION, "items": items}, sort_keys=True, separators=(",", ":")
     )
-    fd, tmp = tempfile.mkstemp(prefix=".access-", suffix=".tmp", dir=path.parent)
-    try:
-        # Why no fsync: statistics; the rename alone keeps a reader from seeing half a file.
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # Why not durable: statistics; the rename alone keeps a reader from seeing half a file.
+    atomic_write(path, payload.encode("utf-8"), durable=False)
 
 
 def _parse(text: str | None) -> datetime | None:

@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,7 +108,24 @@ def read_memory(
     path = root / relpath
     if raw is None:
         raw = read_store_file(root, relpath, max_bytes)
-    return parse_memory(path, raw, default_id(relpath), default_type(relpath))
+    memory = parse_memory(path, raw, default_id(relpath), default_type(relpath))
+    if is_private_path(root, relpath):
+        memory.scope = "private"  # Why: the folder decides, whatever the front matter says
+    return memory
+
+
+def is_private_path(root: Path, relpath: str | Path) -> bool:
+    """Under private/ (or archive/private/) of the store: this person's, never shared."""
+    path = Path(relpath)
+    if path.is_absolute():
+        try:
+            path = path.relative_to(root)
+        except ValueError:
+            return False
+    parts = list(path.parts)
+    if parts and parts[0] == ARCHIVE_DIRNAME:
+        parts = parts[1:]
+    return len(parts) > 1 and parts[0] == PRIVATE_DIRNAME
 
 
 def read_memory_bytes(root: Path, relpath: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
@@ -126,11 +144,16 @@ def path_for(root: Path, memory: Memory) -> Path:
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     """Temp file in the same folder, fsync, rename: a crash never leaves half a file.
 
-    `durable=False` skips the two fsyncs (~5-10 ms on a busy disk) for caches and statistics that
-    memctl rebuilds or can do without: the rename still never shows a reader half a file."""
+    The file gets the mode it had, or for a new file what the umask gives (0644 under 022), as
+    a plain open() would: the temp file itself is created 0600. `durable=False` skips the two
+    fsyncs (~5-10 ms on a busy disk) for caches and statistics that memctl rebuilds or can do
+    without: the rename still never shows a reader half a file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = file_mode(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if durable:
@@ -149,6 +172,28 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def file_mode(path: Path) -> int:
+    """The permission bits for writing `path`: its own, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (os.umask would, racing other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no /proc (macOS): set and restore at once
+    os.umask(mask)
+    return mask
 
 
 def write_memory(path: Path, memory: Memory) -> bytes:

@@ -1,4 +1,5 @@
-"""Forget means gone: the file, any archived copy, every trace in the index, the state area.
+"""Forget means gone: the file, any archived copy, every trace in the index, the state area,
+and the text of every memory derived from it (see service.memories.derived).
 
 Index rows are purged (store.purge), not just deleted: a plain delete leaves the text in the
 table's data and index files. What memctl cannot reach is git history; the result says when
@@ -14,18 +15,34 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.errors import InvalidMemoryFile, MemoryNotFound
+from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
+from memctl.core.ids import is_safe_id
 from memctl.core.memory import Memory
 from memctl.service.lifecycle.decaying import log_path, scan_memories
+from memctl.service.memories.add import locks_dir
+from memctl.service.memories.derived import (
+    DerivedChange,
+    derived_changes,
+    memory_catalog,
+    rewrite_without,
+)
 from memctl.service.retrieval.indexing import manifest_name, open_index
 from memctl.store.access import ACCESS_FILENAME, drop_access
 from memctl.store.files import (
     atomic_write,
     file_lock,
+    lock_path,
     max_file_bytes,
     paths_with_id,
     read_memory,
     scan_files,
+)
+from memctl.store.forget_journal import (
+    JOURNAL_NAME,
+    clear_journal,
+    journal_path,
+    read_journal,
+    write_journal,
 )
 from memctl.store.index import Manifest
 
@@ -37,6 +54,7 @@ class ForgetResult:
     id: str
     title: str
     removed: list[str] = field(default_factory=list)  # memory files, archived copies included
+    derived: list[dict] = field(default_factory=list)  # memories derived from it: rewritten/dropped
     git_history: list[str] = field(default_factory=list)  # removed files that git still holds
     scrubbed: list[str] = field(default_factory=list)  # state files the id was removed from
     still_mentioned: list[str] = field(default_factory=list)  # state files left as they are
@@ -65,40 +83,145 @@ def forget_memory(store: Store, memory_id: str) -> dict[str, Any]:
     return forget_memories(store, [memory_id])[0].to_dict()
 
 
-def forget_memories(store: Store, ids: list[str]) -> list[ForgetResult]:
-    """Forget these memories. Every id is checked first: an unknown one removes nothing."""
+@dataclass
+class ForgetPlan:
+    """What forgetting these ids does: the memories removed, and the memories derived from
+    them that are re-summarised without them or dropped (listed before anything changes)."""
+
+    results: list[ForgetResult]
+    derived: list[DerivedChange] = field(default_factory=list)
+
+    @property
+    def forget_ids(self) -> list[str]:
+        return [r.id for r in self.results] + [c.id for c in self.derived if not c.remaining]
+
+    @property
+    def rewrite_ids(self) -> list[str]:
+        return [c.id for c in self.derived if c.remaining]
+
+
+def plan_forget(store: Store, ids: list[str]) -> ForgetPlan:
+    """Every id is checked first: an unknown one raises MemoryNotFound and nothing changes."""
     ids = list(dict.fromkeys(ids))
     files = scan_files(store.root, include_archived=True)
-    manifests = {
-        archive: Manifest.load(store.index_dir, manifest_name(archive)) for archive in (False, True)
-    }
+    manifests = [
+        Manifest.load(store.index_dir, manifest_name(archive)) for archive in (False, True)
+    ]
     results = []
     for memory_id in ids:
         paths = paths_with_id(store.root, memory_id, files, max_file_bytes(store))
-        indexed = any(e.id == memory_id for m in manifests.values() for e in m.files.values())
-        if not paths and not indexed:
+        indexed = any(e.id == memory_id for m in manifests for e in m.files.values())
+        if not paths and not indexed and not _leftovers(store, memory_id):
             raise MemoryNotFound(memory_id)
         results.append(ForgetResult(memory_id, _title(store, paths, memory_id), removed=paths))
+    changes = derived_changes(ids, memory_catalog(store))
+    for change in changes:
+        for result in results:
+            if result.id in change.lost:
+                result.derived.append(
+                    {k: v for k, v in change.to_dict().items() if k != "title"}
+                )  # Why no title: the old one may hold the forgotten text
+    results += [
+        ForgetResult(c.id, c.title, removed=list(c.relpaths)) for c in changes if not c.remaining
+    ]
+    return ForgetPlan(results, changes)
 
-    mentioned = {r.id: set(_state_mentions(store, r.id)) for r in results}
-    for result in results:
+
+def forget_memories(
+    store: Store, ids: list[str], plan: ForgetPlan | None = None
+) -> list[ForgetResult]:
+    """Forget these memories (and what derives from them). Every id is checked first.
+
+    The journal is written before anything changes; if this is killed midway, the next memctl
+    command (or `forget --resume`) finishes it (see resume_forget).
+    """
+    plan = plan or plan_forget(store, ids)
+    for result in plan.results:
         result.git_history = committed_paths(store.root, result.removed)
+    write_journal(store.state_dir, plan.forget_ids, plan.rewrite_ids)
+    _carry_out(store, plan.results, plan.rewrite_ids)
+    return plan.results
+
+
+def pending_forget(store: Store) -> bool:
+    return journal_path(store.state_dir).is_file()
+
+
+def resume_forget(store: Store) -> list[ForgetResult] | None:
+    """Finish a forget that was interrupted; None when none was."""
+    journal = read_journal(store.state_dir)
+    if journal is None:
+        return None
+    files = scan_files(store.root, include_archived=True)
+    results = [
+        ForgetResult(i, i, removed=paths_with_id(store.root, i, files, max_file_bytes(store)))
+        for i in journal["forget"]
+    ]
+    _carry_out(store, results, journal["rewrite"])
+    return results
+
+
+def _carry_out(store: Store, results: list[ForgetResult], rewrite_ids: list[str]) -> None:
+    """Each step can run again: a resumed forget redoes what it cannot tell was done."""
+    mentioned = {r.id: set(_state_mentions(store, r.id)) for r in results}
+    doomed = {r.id for r in results}
+    retitled = _rewrite_derived(store, rewrite_ids, doomed, results)
+    _remove_files(store, results)
+    _purge_index(store, doomed | set(retitled))
+    drop_access(store.state_dir, sorted(doomed))
+    _scrub_archive_log(store, doomed, retitled)
+    _scrub_state(store, doomed)
+    _remove_locks(store, doomed)
+    clear_journal(store.state_dir)
+    for result in results:
+        left = _state_mentions(store, result.id)
+        result.removed = [str(store.root / p) for p in result.removed]
+        result.scrubbed = [str(p) for p in sorted(mentioned.get(result.id, set()) - set(left))]
+        result.still_mentioned = [str(p) for p in left]
+    if retitled:
+        _index_rewritten(store)
+
+
+def _rewrite_derived(
+    store: Store, rewrite_ids: list[str], doomed: set[str], results: list[ForgetResult]
+) -> dict[str, str]:
+    """Re-summarise the derived memories (id -> new title); one left without sources joins
+    the forgotten ones. One rewritten before an interruption keeps its text but is listed too:
+    its old index rows must still be purged."""
+    if not rewrite_ids:
+        return {}
+    catalog = memory_catalog(store)
+    retitled = {i: catalog[i][1].display_title for i in rewrite_ids if i in catalog}
+    for change in derived_changes(sorted(doomed), catalog):
+        if change.id not in rewrite_ids:
+            continue
+        if change.remaining:
+            retitled[change.id] = rewrite_without(store, change, catalog, doomed)
+        else:
+            retitled.pop(change.id, None)
+            doomed.add(change.id)
+            results.append(ForgetResult(change.id, change.title, removed=list(change.relpaths)))
+    return retitled
+
+
+def _remove_files(store: Store, results: list[ForgetResult]) -> None:
     with file_lock(store.state_dir / "index.lock"):
         for result in results:
             for relpath in result.removed:
                 (store.root / relpath).unlink(missing_ok=True)
-        doomed = set(ids)
-        for archive, manifest in manifests.items():
-            _purge_index(store, archive, manifest, doomed)
-    drop_access(store.state_dir, ids)
-    _scrub_archive_log(store, doomed)
-    _scrub_state(store, doomed)
-    for result in results:
-        left = _state_mentions(store, result.id)
-        result.removed = [str(store.root / p) for p in result.removed]
-        result.scrubbed = [str(p) for p in sorted(mentioned[result.id] - set(left))]
-        result.still_mentioned = [str(p) for p in left]
-    return results
+
+
+def _index_rewritten(store: Store) -> None:
+    """Index the rewritten memories again (their old rows were purged)."""
+    from memctl.service.retrieval.indexing import sync_index
+
+    for archive in (False, True):
+        if archive and not open_index(store, archive=True).exists():
+            continue
+        try:
+            sync_index(store, archive=archive)
+        except MemctlError:  # the files are right; the next read's sync catches up
+            continue
 
 
 def committed_paths(root: Path, relpaths: list[str]) -> list[str]:
@@ -143,35 +266,62 @@ def _title(store: Store, paths: list[str], memory_id: str) -> str:
     return memory_id
 
 
-def _purge_index(store: Store, archive: bool, manifest: Manifest, ids: set[str]) -> None:
-    """Rows out with no physical copy left, and the manifest entries of the forgotten files."""
-    index = open_index(store, archive)
-    if index.exists():
-        index.purge(sorted(ids))
-    kept = {p: e for p, e in manifest.files.items() if e.id not in ids}
-    if len(kept) != len(manifest.files):
-        manifest.files = kept
-        manifest.save(store.index_dir, manifest_name(archive))
+def _purge_index(store: Store, ids: set[str]) -> None:
+    """Rows out with no physical copy left, and the manifest entries of these ids' files."""
+    with file_lock(store.state_dir / "index.lock"):
+        for archive in (False, True):
+            manifest = Manifest.load(store.index_dir, manifest_name(archive))
+            index = open_index(store, archive)
+            if index.exists():
+                index.purge(sorted(ids))
+            kept = {p: e for p, e in manifest.files.items() if e.id not in ids}
+            if len(kept) != len(manifest.files):
+                manifest.files = kept
+                manifest.save(store.index_dir, manifest_name(archive))
 
 
-def _scrub_archive_log(store: Store, ids: set[str]) -> None:
-    """Drop the archive log's lines about these memories (their titles would remain)."""
+def _remove_locks(store: Store, ids: set[str]) -> None:
+    for memory_id in ids:
+        if is_safe_id(memory_id):
+            lock_path(locks_dir(store), memory_id).unlink(missing_ok=True)
+
+
+def _leftovers(store: Store, memory_id: str) -> bool:
+    """Traces of a memory whose file is gone (an earlier forget that did not finish)."""
+    if is_safe_id(memory_id) and lock_path(locks_dir(store), memory_id).exists():
+        return True
+    return bool(_state_mentions(store, memory_id))
+
+
+def _scrub_archive_log(store: Store, ids: set[str], retitled: dict[str, str]) -> None:
+    """Drop the archive log's lines about these memories (their titles would remain), and give
+    the rewritten ones their new title."""
     path = log_path(store)
     try:
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     except FileNotFoundError:
         return
-    kept = [line for line in lines if _line_id(line) not in ids]
-    if len(kept) != len(lines):
-        atomic_write(path, "".join(kept).encode("utf-8"))
+    kept = []
+    for line in lines:
+        entry = _entry(line)
+        memory_id = entry.get("id") if entry else None
+        if memory_id in ids:
+            continue
+        if entry and memory_id in retitled and "title" in entry:
+            entry["title"] = retitled[memory_id]
+            line = json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+        kept.append(line)
+    if kept != lines:
+        with file_lock(store.state_dir / "archive.lock"):
+            atomic_write(path, "".join(kept).encode("utf-8"))
 
 
-def _line_id(line: str) -> str | None:
+def _entry(line: str) -> dict | None:
     try:
         entry = json.loads(line)
     except ValueError:
         return None
-    return entry.get("id") if isinstance(entry, dict) else None
+    return entry if isinstance(entry, dict) else None
 
 
 def _scrub_state(store: Store, ids: set[str]) -> None:
@@ -204,7 +354,10 @@ def _state_mentions(store: Store, memory_id: str) -> list[Path]:
     return [
         p
         for p in [*places, log_path(store)]
-        if p.is_file() and not p.name.endswith(".lock") and _mentions(p, {memory_id})
+        if p.is_file()
+        and not p.name.endswith(".lock")
+        and p.name != JOURNAL_NAME
+        and _mentions(p, {memory_id})
     ]
 
 
