@@ -6,7 +6,8 @@ Every model memctl can run (core.embedding.MODELS, those whose package is instal
 68 memories of benchmarks/data/multilingual.json through the same embedder `memctl` uses; each
 query is ranked against them by cosine, which is what `--modes vector` of
 benchmarks.multilingual scores through the index. Texts/s is the median of `--repeats` passes
-over all memories in one batch (more texts than the embedder's cache of recent texts holds).
+over all memories in one batch (more texts than the embedder's cache of recent texts holds);
+query ms is the median time to embed one query the way `memctl recall` does.
 This is how the model that `embedding.model: multilingual` maps to was chosen.
 """
 
@@ -37,13 +38,15 @@ def evaluate_model(model_id: str, data: dict, threads: int, repeats: int) -> dic
     import numpy as np
 
     from memctl.integrations.embedder import RECENT_TEXTS, get_embedder
+    from memctl.integrations.query_embedder import get_query_embedder
 
     texts = [memory["text"] for memory in data["memories"]]
     ids = [memory["id"] for memory in data["memories"]]
     # Why: a batch the embedder remembers would be timed from its cache, not its model.
     assert len(texts) > RECENT_TEXTS, "the timed batch must not fit the cache of recent texts"
     started = time.perf_counter()
-    embedder = get_embedder(EmbeddingSettings(model=model_id, threads=threads))
+    settings = EmbeddingSettings(model=model_id, threads=threads)
+    embedder = get_embedder(settings)
     load_s = time.perf_counter() - started
     rates, cpu_ms = [], []
     for _ in range(repeats):
@@ -53,8 +56,13 @@ def evaluate_model(model_id: str, data: dict, threads: int, repeats: int) -> dic
         cpu_ms.append(1000 * (time.process_time() - cpu_started) / len(texts))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ranks: dict[str, list[int | None]] = {group: [] for group in (*GROUPS, "overall")}
+    query_embedder = get_query_embedder(settings)  # what `memctl recall` embeds its query with
+    query_embedder.embed_query(data["queries"][0]["query"])
+    query_ms = []
     for query in data["queries"]:
-        vector = np.asarray(embedder.embed_query(query["query"]), dtype=np.float32)
+        started = time.perf_counter()
+        vector = np.asarray(query_embedder.embed_query(query["query"]), dtype=np.float32)
+        query_ms.append(1000 * (time.perf_counter() - started))
         order = np.argsort(-(vectors @ (vector / np.linalg.norm(vector))))[:3]
         top = [ids[i] for i in order]
         rank = top.index(query["target"]) + 1 if query["target"] in top else None
@@ -66,6 +74,7 @@ def evaluate_model(model_id: str, data: dict, threads: int, repeats: int) -> dic
         "texts_per_s": round(statistics.median(rates), 1),
         # CPU time of all threads: steadier than texts/s on a busy machine.
         "cpu_ms_per_text": round(statistics.median(cpu_ms), 1),
+        "query_ms_p50": round(statistics.median(query_ms), 1),
         "scores": {group: score(found) for group, found in ranks.items() if found},
     }
 
@@ -80,6 +89,7 @@ def render(results: list[dict]) -> None:
         table.add_column(f"{group} ({results[0]['scores'][group]['n']})", justify="right")
     table.add_column("texts/s", justify="right")
     table.add_column("CPU ms/text", justify="right")
+    table.add_column("query ms", justify="right")
     table.add_column("load s", justify="right")
     for result in results:
         cells = [
@@ -90,6 +100,7 @@ def render(results: list[dict]) -> None:
             *cells,
             str(result["texts_per_s"]),
             str(result["cpu_ms_per_text"]),
+            str(result["query_ms_p50"]),
             str(result["load_s"]),
         )
     out.print(table)
