@@ -1,9 +1,9 @@
 """Which embedding model a store's index uses, and that model loaded for the store.
 
 `embedding.model` names a model id, `multilingual`, or `auto`: the multilingual model when
-more than a tenth of the store's text is outside the Latin script, else the default English one. The choice
-is recorded in the index manifest; it is made again while the store is small (so its first
-memories do not decide for good) and whenever the index is rebuilt.
+more than a tenth of the store's text is outside the Latin script, else the default English one.
+The choice is recorded in the index manifest; it is made again while the store is small (so its
+first memories do not decide for good) and whenever the index is rebuilt.
 """
 
 from __future__ import annotations
