@@ -27,9 +27,10 @@ from memctl.store.index import MANIFEST, Manifest
 # `auto` looks at every file again at each sync until the store holds this many memories.
 AUTO_SETTLE_MEMORIES = 30
 # More than this share of non-Latin letters (about that share of the memories, a CJK character
-# counting 3) makes `auto` choose the multilingual model. Why so low: on English text it recalls
-# about as well as the English model (LoCoMo any@10 within ~0.01), while the English model finds
-# almost no Chinese memory by meaning (vector top-3 0.19 against 0.88, benchmarks.multilingual).
+# counting 3) makes `auto` choose the multilingual model. Why so low: on English text it loses
+# ~0.02 of LoCoMo any@10 (hybrid; its vector side alone is as good), while the English model
+# finds almost no Chinese memory by meaning (vector top-3 0.19 against 0.88, on
+# benchmarks.multilingual): from a tenth of Chinese on, the store gains more than it loses.
 # A stray name or word in another script stays well under it.
 AUTO_NON_LATIN_SHARE = 0.1
 
