@@ -23,10 +23,23 @@ DEFAULTS: dict[str, Any] = {
     "recall": {
         "k": 5,
         # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by
-        # their standard deviation ("zscore") or their range ("score": min-max); "rrf": ranks.
-        "fusion": "zscore",
+        # their standard deviation; "adaptive" scales each side's weight by its evidence for the
+        # query (see coverage_exponent, peak_gain), "zscore" keeps the weights fixed, "score"
+        # divides by the range (min-max) instead; "rrf": reciprocal rank fusion of the ranks.
+        "fusion": "adaptive",
         "bm25_weight": 0.6,
         "vector_weight": 0.4,
+        # adaptive: BM25's weight times (weighted share of the query its best match holds) ** this
+        "coverage_exponent": 1.0,
+        # adaptive: vector weight times 1 + this x how far its top cosine stands above the rest
+        "peak_gain": 0.0,
+        # A store of this many memories takes half its lexical score from BM25 and half from a
+        # match weighted by word frequency in general language (BM25's IDF is noise in a small
+        # store); the prior's share fades as the store grows. 0 turns the prior off.
+        "prior_half_size": 0,
+        # Hits less relevant than this (0-1, from their own evidence: cosine, weighted share of
+        # the query's words, a verbatim identifier) are left out; 0 keeps every candidate.
+        "min_relevance": 0.0,
         "rrf_k": 60,
         "candidates": 50,
         # Share of a candidate's score passed to the memories written 1 and 2 steps before and
@@ -54,7 +67,7 @@ DEFAULTS: dict[str, Any] = {
         "prompt_budget": 400,
         "prompt_k": 3,
         "prompt_min_chars": 12,
-        "prompt_min_similarity": 0.3,
+        "prompt_min_relevance": None,  # None: recall.min_relevance
         "background": True,  # PreCompact/SessionEnd ingest transcripts in a detached process
         "compact_on_end": True,  # SessionEnd also runs `memctl compact`
     },
@@ -92,7 +105,7 @@ DEFAULTS: dict[str, Any] = {
         "max_memories": 10,
         "max_facts": 20,
         "min_confidence": 0.6,
-        "min_similarity": 0.2,  # semantic hits found only by meaning need this cosine to the query
+        "min_relevance": None,  # recalled memories need this relevance; None: recall.min_relevance
         "recent_turns": 6,
         # Share of the budget each section may use before it must shrink first.
         "split": {"task": 0.2, "session": 0.35, "memories": 0.3, "facts": 0.15},

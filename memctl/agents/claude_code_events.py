@@ -84,7 +84,11 @@ def session_start_context(store: Store, payload: HookPayload) -> str:
 
 
 def prompt_context(store: Store, payload: HookPayload) -> str:
-    """A few memories relevant to the prompt and not yet shown in this session; "" if none."""
+    """A few memories relevant to the prompt and not yet shown in this session; "" if none.
+
+    Recall's relevance floor (hooks.prompt_min_relevance, else recall.min_relevance) decides:
+    a prompt nothing in the store is about gets nothing rather than the nearest noise.
+    """
     settings = hook_settings(store)
     if is_trivial_prompt(payload.prompt, int(settings.get("prompt_min_chars", 12))):
         return ""
@@ -92,49 +96,15 @@ def prompt_context(store: Store, payload: HookPayload) -> str:
 
     k = int(settings.get("prompt_k", 3))
     query = payload.prompt.strip()[:2000]
-    hits = recall(store, query, k=k * 3)
+    floor = settings.get("prompt_min_relevance")
+    hits = recall(store, query, k=k * 3, min_relevance=None if floor is None else float(floor))
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     fresh = [hit for hit in hits if hit.id not in shown]
-    relevant = related_hits(store, query, fresh, float(settings.get("prompt_min_similarity", 0.3)))
-    items = [BlockItem(h.id, h.title, h.type, h.body) for h in relevant[:k]]
+    items = [BlockItem(h.id, h.title, h.type, h.body) for h in fresh[:k]]
     block = fit_block(PROMPT_HEADING, items, int(settings.get("prompt_budget", 400)))
     if block.shown:
         _remember_shown(store, payload.session_id, block.shown, reset=False)
     return block.markdown
-
-
-def related_hits(store: Store, query: str, hits: list, min_similarity: float) -> list:
-    """Hits whose stored vector is close enough to the query's.
-
-    Recall always returns its nearest neighbours, related or not; a prompt hook must stay
-    quiet instead. A hit that also matched words of the prompt needs only half the similarity.
-    """
-    if not hits:
-        return []
-    from memctl.service.retrieval.indexing import open_index
-
-    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in hits}))
-    query_vector = _embed_query(query)
-    kept = []
-    for hit in hits:
-        vector = vectors.get(hit.id)
-        if vector is None:
-            continue
-        similarity = float(vector @ query_vector)
-        lexical = bool({"bm25", "identifier"} & set(hit.sources))
-        if similarity >= (min_similarity / 2 if lexical else min_similarity):
-            kept.append(hit)
-    return kept
-
-
-def _embed_query(text: str):
-    try:
-        from memctl.integrations.query_embedder import get_query_embedder
-    except ImportError:
-        from memctl.integrations.embedder import get_embedder
-
-        return get_embedder().embed_query(text)
-    return get_query_embedder().embed_query(text)
 
 
 # --- PreCompact and SessionEnd --------------------------------------------------------------

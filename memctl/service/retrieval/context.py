@@ -126,40 +126,18 @@ class Recalled:
     via: list[str]
 
 
-def _related(store: Store, query: str, hits: list, min_similarity: float) -> list:
-    """Hits found by words, or whose meaning is at least `min_similarity` (cosine) to the query.
-
-    Why: vector search always returns its k nearest, related or not; in a small store that
-    pads the context with noise.
-    """
-    vector_only = [hit for hit in hits if set(hit.sources) <= {"vector"}]
-    if not vector_only or min_similarity <= 0:
-        return hits
-    import numpy as np
-
-    from memctl.service.retrieval.indexing import open_index
-
-    try:
-        from memctl.integrations.query_embedder import get_query_embedder as embedder
-    except ImportError:
-        from memctl.integrations.embedder import get_embedder as embedder
-    query_vector = np.asarray(embedder().embed_query(query), dtype=np.float32)
-    vectors = open_index(store).vectors_for_ids(sorted({hit.id for hit in vector_only}))
-    weak = set()
-    for hit in vector_only:
-        vector = vectors.get(hit.id)
-        if (
-            vector is not None
-            and float(np.dot(np.asarray(vector, dtype=np.float32), query_vector)) < min_similarity
-        ):
-            weak.add(hit.id)
-    return [hit for hit in hits if hit.id not in weak]
-
-
 def relevant_memories(
-    store: Store, query: str | None, session_id: str | None, limit: int, min_similarity: float = 0.2
+    store: Store,
+    query: str | None,
+    session_id: str | None,
+    limit: int,
+    min_relevance: float | None = None,
 ) -> list[Recalled]:
-    """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from."""
+    """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from.
+
+    Hits must pass recall's relevance floor (`min_relevance`, else recall.min_relevance): a
+    query nothing is about adds no memories rather than the nearest ones.
+    """
     from memctl.service.retrieval.recall import recall
 
     found: dict[str, Recalled] = {}
@@ -175,10 +153,23 @@ def relevant_memories(
         return True
 
     if query and _has_index(store):
-        for hit in recall(store, query, k=KNOWLEDGE_HITS, types=["knowledge"], sync=False):
+        for hit in recall(
+            store,
+            query,
+            k=KNOWLEDGE_HITS,
+            types=["knowledge"],
+            sync=False,
+            min_relevance=min_relevance,
+        ):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "knowledge")
-        hits = recall(store, query, k=SEMANTIC_HITS, types=list(RECALL_TYPES), sync=False)
-        for hit in _related(store, query, hits, min_similarity):
+        for hit in recall(
+            store,
+            query,
+            k=SEMANTIC_HITS,
+            types=list(RECALL_TYPES),
+            sync=False,
+            min_relevance=min_relevance,
+        ):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "semantic")
     else:
         rows = _index_rows(store, "archived = false AND type = 'knowledge'")
@@ -311,7 +302,7 @@ def build_context(
         used_query,
         session_id,
         int(settings.get("max_memories", 10)),
-        float(settings.get("min_similarity", 0.2)),
+        None if settings.get("min_relevance") is None else float(settings["min_relevance"]),
     )
     facts = confident_facts(
         store, float(settings.get("min_confidence", 0.6)), int(settings.get("max_facts", 20))

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
 
 from memctl.config import Store
-from memctl.core.chunking import split_chunks
 from memctl.core.decay import DAY_SECONDS, recency_bonus, recency_settings
-from memctl.core.errors import InvalidMemoryFile, UsageError
-from memctl.core.memory import Memory, parse_time
+from memctl.core.errors import UsageError
+from memctl.core.evidence import coverage, query_terms, term_weights, text_stems
+from memctl.core.evidence import weighted_match as prior_match
+from memctl.core.fusion import FusionWeights, adaptive_weights, blended_lexical, prior_share
+from memctl.core.memory import parse_time
 from memctl.core.ranking import (
     contains_identifier,
     normalized_scores,
@@ -23,47 +22,39 @@ from memctl.core.ranking import (
     sequence_neighbours,
     spread_to_neighbours,
 )
+from memctl.integrations.word_frequency import zipf
+from memctl.service.retrieval.hits import (
+    Evidence,
+    Hit,
+    attach_neighbours,
+    select_hits,
+)
 from memctl.service.retrieval.indexing import open_index, sync_index
+from memctl.service.retrieval.timing import (
+    add_time_bonus,
+    explicit_window,
+    in_window,
+    iso,
+    query_window,
+)
 from memctl.store.access import record_access
-from memctl.store.files import read_memory
 from memctl.store.index import sql_quote
 
 MODES = ("hybrid", "bm25", "vector")
 # recall.fusion -> how each retriever's scores are scaled before the weighted sum ("rrf" uses ranks).
-FUSION_SCALES = {"zscore": "stdev", "score": "range"}
+FUSION_SCALES = {"adaptive": "stdev", "zscore": "stdev", "score": "range"}
 # Why: an exact identifier hit must outrank anything fusion and neighbours can produce. A list
 # scaled by its standard deviation tops out near sqrt(candidates), neighbours add at most as much.
 IDENTIFIER_BONUS = 1000.0
 
 
-@dataclass
-class Hit:
-    id: str
-    path: Path
-    title: str
-    type: str
-    tags: list[str]
-    score: float
-    body: str
-    memory: Memory
-    sources: list[str] = field(default_factory=list)
-    snippet: str | None = None  # the best-matching chunk of a long (chunked) memory
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "path": str(self.path),
-            "title": self.title,
-            "type": self.type,
-            "tags": self.tags,
-            "score": round(self.score, 6),
-            "body": self.body,
-            "snippet": self.snippet,
-        }
-
-
-def build_filter(types=None, tags=None, agent=None) -> str | None:
+def build_filter(types=None, tags=None, agent=None, bounds=(None, None)) -> str | None:
     clauses = []
+    since, until = bounds
+    if since is not None:
+        clauses.append(f"created >= {sql_quote(iso(since))}")
+    if until is not None:
+        clauses.append(f"created < {sql_quote(iso(until))}")
     if types:
         clauses.append("type IN (" + ",".join(sql_quote(t) for t in types) + ")")
     for tag in tags or ():
@@ -86,8 +77,22 @@ def recall(
     include_archived: bool = False,
     sync: bool = True,
     query_vector: Future | None = None,
+    *,
+    min_relevance: float | None = None,
+    include_superseded: bool = False,
+    with_neighbours: bool = False,
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    as_of: str | datetime | None = None,
 ) -> list[Hit]:
-    """`query_vector` may come from start_query_embedding(), begun before the caller's own sync."""
+    """At most `k` memories about `query`, best first; none when nothing is relevant enough.
+
+    `query_vector` may come from start_query_embedding(), begun before the caller's own sync.
+    `min_relevance` overrides recall.min_relevance (0 keeps every candidate). A memory that a
+    newer one supersedes is left out unless `include_superseded`. `since`/`until` keep only
+    memories dated in [since, until); a time expression in the query ("last week", "in May",
+    上周) favours memories of that time, resolved against `as_of` (default: now).
+    """
     if mode not in MODES:
         raise UsageError(f"Unknown recall mode '{mode}'. Choose one of: {', '.join(MODES)}.")
     if k < 1:
@@ -102,6 +107,7 @@ def recall(
     if sync and include_archived:
         sync_index(store, archive=True)
     settings = store.section("recall")
+    floor = float(settings.get("min_relevance", 0.0) if min_relevance is None else min_relevance)
     # Why: archived memories have their own table; the main one never holds them.
     indexes = [open_index(store)] + ([open_index(store, archive=True)] if include_archived else [])
     indexes = [index for index in indexes if index.exists()]
@@ -109,7 +115,8 @@ def recall(
         if query_vector is not None:
             query_vector.exception()  # Why: let the model thread finish before the process exits.
         return []
-    where = build_filter(types, tags, agent)
+    bounds = explicit_window(since, until)
+    where = build_filter(types, tags, agent, bounds)
     pool = max(int(settings.get("candidates") or 50), k * 3)
 
     rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
@@ -118,8 +125,12 @@ def recall(
     vector = query_vector.result() if mode in ("hybrid", "vector") else None
     vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
     identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
+    weights = term_weights(query_terms(query), zipf)
+    store_size = sum(index.count() for index in indexes)
 
-    chunk_scores, top_single = _fuse(settings, vector_rows, text_rows, chunk_rows)
+    chunk_scores, top_single = _fuse(
+        settings, vector_rows, text_rows, chunk_rows, weights, store_size
+    )
     for row in identifier_rows:
         key = _chunk_key(row, chunk_rows)
         chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
@@ -137,47 +148,96 @@ def recall(
     if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
         scores = _spread_to_neighbours(indexes, scores, rows, spread, sources)
     _add_recency_bonus(scores, rows, settings, top_single)
+    if mode == "hybrid":
+        window = query_window(query, as_of, lambda anchor: _anchor_date(store, anchor))
+        add_time_bonus(scores, rows, window, float(settings.get("time_bonus", 1.0)) * top_single)
 
-    ranked = sorted(scores, key=lambda i: (-scores[i], i))[:k]
-    hits = [
-        hit
-        for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, set())) for i in ranked)
-        if hit
-    ]
+    ranked = sorted(scores, key=lambda i: (-scores[i], i))
+    evidence = Evidence(weights, vector, vector_rows, {row["id"] for row in identifier_rows})
+    hits = select_hits(
+        store, indexes, ranked, rows, scores, sources, evidence, k, floor, include_superseded
+    )
+    if bounds != (None, None):
+        hits = [hit for hit in hits if in_window(hit.date, *bounds)]
+    if with_neighbours:
+        attach_neighbours(store, indexes, hits)
     _count_access(store, hits)
     return hits
 
 
 def _fuse(
-    settings: dict, vector_rows: list[dict] | None, text_rows: list[dict] | None, chunk_rows: dict
+    settings: dict,
+    vector_rows: list[dict] | None,
+    text_rows: list[dict] | None,
+    chunk_rows: dict,
+    weights: dict[str, float],
+    store_size: int,
 ) -> tuple[dict[tuple[str, int], float], float]:
     """One score per chunk from the retrievers that ran (None: that side did not run), and the
     score the top candidate of the weaker retriever gets alone: the scale of the bonuses."""
-    lists, weights = [], []
+    lists, names = [], []
+    base = FusionWeights(
+        bm25=float(settings.get("bm25_weight", 0.6)),
+        vector=float(settings.get("vector_weight", 0.4)),
+    )
     if vector_rows is not None:
         lists.append([(_chunk_key(row, chunk_rows), 1.0 - row["_distance"]) for row in vector_rows])
-        weights.append(float(settings.get("vector_weight", 0.4)))
+        names.append("vector")
     if text_rows is not None:
         lists.append([(_chunk_key(row, chunk_rows), row["_score"]) for row in text_rows])
-        weights.append(float(settings.get("bm25_weight", 0.6)))
-    fusion = settings.get("fusion", "zscore")
+        names.append("bm25")
+    fusion = settings.get("fusion", "adaptive")
     if fusion == "rrf":
         rank_k = int(settings.get("rrf_k", 60))
+        fixed = [getattr(base, name) for name in names]
         fused = reciprocal_rank_fusion(
-            [[key for key, _ in scored] for scored in lists], weights, rank_k
+            [[key for key, _ in scored] for scored in lists], fixed, rank_k
         )
-        return fused, min(weights) / (rank_k + 1)
+        return fused, min(fixed) / (rank_k + 1)
     if fusion not in FUSION_SCALES:
         raise UsageError(
             f"config.yaml: recall.fusion is '{fusion}'; expected one of: "
             f"{', '.join([*FUSION_SCALES, 'rrf'])}."
         )
     normalized = [normalized_scores(scored, FUSION_SCALES[fusion]) for scored in lists]
+    if text_rows is not None:
+        share = prior_share(store_size, float(settings.get("prior_half_size", 0) or 0))
+        if share > 0:
+            normalized[-1] = _with_prior(normalized[-1], text_rows, chunk_rows, weights, share)
+    chosen = base
+    if fusion == "adaptive" and len(lists) == 2:
+        best_coverage = max(
+            (coverage(weights, text_stems(chunk_rows[key]["text"])) for key, _ in lists[1][:5]),
+            default=0.0,
+        )
+        chosen = adaptive_weights(
+            base,
+            best_coverage,
+            [score for _, score in lists[0]],
+            float(settings.get("coverage_exponent", 1.0)),
+            float(settings.get("peak_gain", 0.0)),
+        )
+    fixed = [getattr(chosen, name) for name in names]
     tops = [
         weight * max(scores.values(), default=1.0)
-        for scores, weight in zip(normalized, weights, strict=False)
+        for scores, weight in zip(normalized, fixed, strict=False)
     ]
-    return score_fusion(normalized, weights), min(tops)
+    return score_fusion(normalized, fixed), max(min(tops), 1e-9)
+
+
+def _with_prior(bm25, text_rows, chunk_rows, weights, share) -> dict:
+    """BM25 blended with a match score that weighs words by the frequency-list prior."""
+    keys = [_chunk_key(row, chunk_rows) for row in text_rows]
+    lengths = [len(chunk_rows[key]["text"].split()) for key in keys]
+    average = sum(lengths) / len(lengths) if lengths else 1.0
+    matched = [(key, prior_match(weights, chunk_rows[key]["text"], average)) for key in keys]
+    return blended_lexical(bm25, normalized_scores(matched, "stdev"), share)
+
+
+def _anchor_date(store: Store, anchor: str) -> datetime | None:
+    """The date of the memory an event phrase ("the migration") clearly names, if one does."""
+    found = recall(store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5)
+    return parse_time(found[0].date) if found else None
 
 
 def _identifier_rows(indexes, query: str, pool: int, where: str | None) -> list[dict]:
@@ -283,29 +343,3 @@ def start_query_embedding(query: str) -> Future:
 
     threading.Thread(target=target, daemon=True).start()
     return future
-
-
-def _to_hit(store: Store, row: dict, score: float, sources: set[str]) -> Hit | None:
-    """Read the file: it is the truth, the row only a cache."""
-    try:
-        memory = read_memory(store.root, row["path"])
-    except (OSError, InvalidMemoryFile):
-        return None
-    return Hit(
-        id=memory.id,
-        path=store.root / row["path"],
-        title=memory.display_title,
-        type=memory.type,
-        tags=list(memory.tags),
-        score=score,
-        body=memory.body,
-        memory=memory,
-        sources=sorted(set(sources)),
-        snippet=_chunk_snippet(memory.body, int(row.get("chunk") or 0)),
-    )
-
-
-def _chunk_snippet(body: str, chunk: int) -> str | None:
-    """The text of chunk `chunk` when the body is indexed in chunks; None for a whole body."""
-    chunks = split_chunks(body.strip())
-    return chunks[chunk] if len(chunks) > 1 and chunk < len(chunks) else None
