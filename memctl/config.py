@@ -59,6 +59,11 @@ DEFAULTS: dict[str, Any] = {
         "subject_candidates": 5,  # nearest memories checked for the same subject, another value
         "subject_similarity": 0.4,  # least cosine for a precise subject (profile field, facet)
         "loose_subject_similarity": 0.6,  # least cosine for a subject guessed from a head word
+        # A new memory with another value for a stored memory's subject supersedes it (a new
+        # file; the old one is marked superseded_by): at this cosine, or at the lower one when
+        # the new text says something changed ("now", "moved to", 改为).
+        "supersede_similarity": 0.8,
+        "supersede_cue_similarity": 0.55,
     },
     # memctl extract: how much of a conversation, and how many stored memories, the LLM sees.
     "extract": {"max_conversation_chars": 24000, "context_memories": 15},

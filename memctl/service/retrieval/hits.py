@@ -120,7 +120,9 @@ def select_hits(
         if hit.superseded_by and not include_superseded:
             continue
         hits.append(hit)
-    return hits
+    # Why: a superseded memory may match the query better (it is the older wording), but what
+    # is true now comes first.
+    return sorted(hits, key=lambda hit: hit.superseded_by is not None)
 
 
 def _cosines(indexes: list, ids: list[str], evidence: Evidence) -> dict[str, float]:
