@@ -32,14 +32,14 @@ DEFAULTS: dict[str, Any] = {
         # adaptive: BM25's weight times (weighted share of the query its best match holds) ** this
         "coverage_exponent": 1.0,
         # adaptive: vector weight times 1 + this x how far its top cosine stands above the rest
-        "peak_gain": 0.0,
+        "peak_gain": 0.2,
         # A store of this many memories takes half its lexical score from BM25 and half from a
         # match weighted by word frequency in general language (BM25's IDF is noise in a small
         # store); the prior's share fades as the store grows. 0 turns the prior off.
-        "prior_half_size": 0,
+        "prior_half_size": 100,
         # Hits less relevant than this (0-1, from their own evidence: cosine, weighted share of
         # the query's words, a verbatim identifier) are left out; 0 keeps every candidate.
-        "min_relevance": 0.0,
+        "min_relevance": 0.25,
         "rrf_k": 60,
         "candidates": 50,
         # Share of a candidate's score passed to the memories written 1 and 2 steps before and

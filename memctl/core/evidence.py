@@ -18,6 +18,9 @@ from collections.abc import Callable, Iterable, Mapping
 DOC_TOKENS = 100  # length of the imagined document the prior IDF is computed for
 ZIPF_FLOOR = 3.0  # the shipped lists hold words of Zipf >= 3 (one per million words)
 ZIPF_UNKNOWN = 2.5  # a word not in the list is rarer than every word in it
+# A CJK character pair missing from the list is mostly two words' edges ("了什" of 了/什么),
+# not a rare term: it weighs like a fairly common word.
+ZIPF_UNKNOWN_CJK_PAIR = 4.5
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 # Words that carry no topic in a question, however rare a frequency list says they are.
@@ -89,7 +92,7 @@ def prior_idf(word: str, zipf: Zipf) -> float:
     if value is None and word != stem(word):
         value = zipf(stem(word))
     if value is None:
-        value = ZIPF_UNKNOWN
+        value = ZIPF_UNKNOWN_CJK_PAIR if CJK.match(word) else ZIPF_UNKNOWN
     rate = DOC_TOKENS * 10.0 ** (value - 9.0)
     return -math.log(-math.expm1(-rate)) if rate > 1e-12 else 27.6
 

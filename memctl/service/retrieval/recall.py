@@ -36,6 +36,7 @@ from memctl.service.retrieval.timing import (
     in_window,
     iso,
     query_window,
+    without_phrase,
 )
 from memctl.store.access import record_access
 from memctl.store.index import sql_quote
@@ -125,7 +126,13 @@ def recall(
     vector = query_vector.result() if mode in ("hybrid", "vector") else None
     vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
     identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
-    weights = term_weights(query_terms(query), zipf)
+    window = (
+        query_window(query, as_of, lambda anchor: _anchor_date(store, anchor))
+        if mode == "hybrid"
+        else None
+    )
+    # Why: the words that name a time are answered by the date, not by the memory's words.
+    weights = term_weights(query_terms(without_phrase(query, window)), zipf)
     store_size = sum(index.count() for index in indexes)
 
     chunk_scores, top_single = _fuse(
@@ -148,8 +155,7 @@ def recall(
     if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
         scores = _spread_to_neighbours(indexes, scores, rows, spread, sources)
     _add_recency_bonus(scores, rows, settings, top_single)
-    if mode == "hybrid":
-        window = query_window(query, as_of, lambda anchor: _anchor_date(store, anchor))
+    if window is not None:
         add_time_bonus(scores, rows, window, float(settings.get("time_bonus", 1.0)) * top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))

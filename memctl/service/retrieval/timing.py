@@ -62,3 +62,13 @@ def add_time_bonus(scores: dict, rows: dict, window: Window | None, bonus: float
         row = rows.get(memory_id) or {}
         if in_window(row.get("created"), window.since, window.until):
             scores[memory_id] += bonus
+
+
+def without_phrase(query: str, window: Window | None) -> str:
+    """The query without the words that named its time."""
+    if window is None or not window.phrase:
+        return query
+    start = query.lower().find(window.phrase)
+    if start < 0:
+        return query
+    return (query[:start] + " " + query[start + len(window.phrase) :]).strip() or query
