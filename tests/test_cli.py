@@ -53,7 +53,11 @@ def test_add_list_show_recall_forget(project):
 
     hits = json.loads(invoke("recall", "how do we ship", "--json").stdout)
     assert hits[0]["id"] == info["id"]
-    assert set(hits[0]) == {"id", "path", "title", "type", "tags", "score", "body", "snippet"}
+    assert set(hits[0]) == {
+        "id", "path", "title", "type", "tags", "score", "relevance", "date", "current",
+        "superseded_by", "supersedes", "body", "snippet", "neighbours",
+    }  # fmt: skip
+    assert 0.0 <= hits[0]["relevance"] <= 1.0 and hits[0]["current"] is True
 
     context = invoke("recall", "how do we ship", "--format", "context").stdout
     assert context.startswith("## Memories relevant to: how do we ship")
