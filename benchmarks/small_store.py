@@ -27,7 +27,7 @@ from rich.table import Table
 from benchmarks.locomo import parse_overrides
 from benchmarks.machine import machine_info
 from benchmarks.small_store_data import NOTES, QUERIES, Note, Query
-from memctl.config import Store, deep_merge
+from memctl.config import Store, with_overrides
 
 MODES = ("hybrid", "bm25", "vector")
 DEPTH = 5
@@ -197,9 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         store = build_store(workdir / "fernway")
         if args.overrides:
-            store = Store(
-                root=store.root, config=deep_merge(store.config, args.overrides), env=store.env
-            )
+            store = with_overrides(store, args.overrides)
         evaluated = evaluate(store, args.modes, details)
     finally:
         if temp is not None:

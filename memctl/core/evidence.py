@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 DOC_TOKENS = 100  # length of the imagined document the prior IDF is computed for
 ZIPF_FLOOR = 3.0  # the shipped lists hold words of Zipf >= 3 (one per million words)
@@ -132,27 +133,59 @@ def weighted_match(weights: Mapping[str, float], text: str, average_length: floa
 
 # --- relevance: one number per hit that means the same for every query and store ----------
 
-SEMANTIC_NONE = 0.22  # a cosine (MiniLM) at or below this is no evidence of relevance...
-SEMANTIC_FULL = 0.50  # ...and at or above this, full evidence
+
+@dataclass(frozen=True)
+class CosineScale:
+    """Where an embedding model's cosines stop meaning "unrelated" and start meaning "about".
+
+    Every model has its own scale: all-MiniLM puts the nearest unrelated memory of a query
+    near 0.2-0.27 and answers near 0.5, the multilingual USE unrelated ones near 0.15-0.3 and
+    answers near 0.3, e5 everything between 0.78 and 0.92. Chosen per model by
+    benchmarks/relevance_calibration.py on the dev halves of two sets (small store,
+    multilingual): `none` is the lowest cosine at which at most 5% of no-answer queries return
+    anything (at recall.min_relevance 0.25), plus a margin of 0.2 standard deviations of the
+    model's unrelated cosines; checked on the held-out halves and the example store.
+    """
+
+    none: float  # a cosine at or below this is no evidence of relevance...
+    full: float  # ...and at or above this, full evidence
+
+
+COSINE_SCALES = {
+    "all-MiniLM-L6-v2-int8": CosineScale(0.22, 0.50),
+    "use-multilingual-v3": CosineScale(0.21, 0.46),
+    "multilingual-e5-small-q4": CosineScale(0.855, 0.915),
+}
+DEFAULT_SCALE = COSINE_SCALES["all-MiniLM-L6-v2-int8"]
 LEXICAL_NONE = 0.40  # a weighted word coverage at or below this is no evidence...
 LEXICAL_FULL = 1.00  # ...and every query word present is full evidence
+
+
+def cosine_scale(model_id: str | None) -> CosineScale:
+    """The calibrated scale of `model_id`; a model not calibrated uses the bundled one's."""
+    return COSINE_SCALES.get(model_id or "", DEFAULT_SCALE)
 
 
 def _ramp(value: float, none: float, full: float) -> float:
     return min(max((value - none) / (full - none), 0.0), 1.0)
 
 
-def relevance(cosine: float | None, cover: float, identifier: bool = False) -> float:
+def relevance(
+    cosine: float | None,
+    cover: float,
+    identifier: bool = False,
+    scale: CosineScale = DEFAULT_SCALE,
+) -> float:
     """How sure we are that a memory is about the query, in [0, 1], from its own evidence only.
 
-    Meaning (the cosine of its vector to the query's) and words (the weighted share of the
-    query's words it contains) each give a degree of evidence on a fixed scale, and either may
-    suffice: relevance = 1 - (1 - meaning)(1 - words). A verbatim identifier of the query is
-    certain. Unlike the fused score, the scale does not depend on the other candidates, so one
-    floor (recall.min_relevance) works for every query.
+    Meaning (the cosine of its vector to the query's, on its model's `scale`) and words (the
+    weighted share of the query's words it contains) each give a degree of evidence on a fixed
+    scale, and either may suffice: relevance = 1 - (1 - meaning)(1 - words). A verbatim
+    identifier of the query is certain. Unlike the fused score, the scale does not depend on
+    the other candidates, so one floor (recall.min_relevance) works for every query and model.
     """
     if identifier:
         return 1.0
-    meaning = 0.0 if cosine is None else _ramp(cosine, SEMANTIC_NONE, SEMANTIC_FULL)
+    meaning = 0.0 if cosine is None else _ramp(cosine, scale.none, scale.full)
     lexical = _ramp(cover, LEXICAL_NONE, LEXICAL_FULL)
     return 1.0 - (1.0 - meaning) * (1.0 - lexical)

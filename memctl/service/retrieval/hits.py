@@ -15,7 +15,7 @@ from typing import Any
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.evidence import coverage, relevance, text_stems
+from memctl.core.evidence import DEFAULT_SCALE, CosineScale, coverage, relevance, text_stems
 from memctl.core.memory import Memory
 from memctl.service.retrieval.indexing import sequence_of
 from memctl.store.files import max_file_bytes, read_memory
@@ -40,6 +40,8 @@ class Hit:
     # How sure recall is that this memory is about the query, in [0, 1], on the same scale for
     # every query (score only orders one answer's hits).
     relevance: float = 0.0
+    cosine: float | None = None  # the evidence relevance is weighed from (not in the JSON)
+    coverage: float = 0.0
     # Memories written just before and after this one in its session, shown as its context
     # (recall(with_neighbours=True)); they never take a hit's place in the ranking.
     neighbours: list[dict[str, Any]] = field(default_factory=list)
@@ -84,6 +86,7 @@ class Evidence:
     query_vector: Any
     vector_rows: list[dict] | None
     identifier_ids: set[str]
+    scale: CosineScale = DEFAULT_SCALE  # how the store's embedding model's cosines read
 
 
 def select_hits(
@@ -109,10 +112,10 @@ def select_hits(
         hit = to_hit(store, row, scores[memory_id], sources.get(memory_id, set()))
         if hit is None:
             continue
+        hit.cosine = cosines.get(memory_id)
+        hit.coverage = coverage(evidence.weights, text_stems(row["text"]))
         hit.relevance = relevance(
-            cosines.get(memory_id),
-            coverage(evidence.weights, text_stems(row["text"])),
-            memory_id in evidence.identifier_ids,
+            hit.cosine, hit.coverage, memory_id in evidence.identifier_ids, evidence.scale
         )
         if hit.relevance < floor:
             continue

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from memctl.config import EmbeddingSettings, RecallSettings, Store
 from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import UsageError
-from memctl.core.evidence import coverage, query_terms, term_weights, text_stems
+from memctl.core.evidence import coverage, cosine_scale, query_terms, term_weights, text_stems
 from memctl.core.evidence import weighted_match as prior_match
 from memctl.core.fusion import FusionWeights, adaptive_weights, blended_lexical, prior_share
 from memctl.core.memory import parse_time
@@ -26,7 +26,7 @@ from memctl.core.ranking import (
 )
 from memctl.core.text_tokens import searchable_text
 from memctl.integrations.word_frequency import zipf
-from memctl.service.retrieval.embedding import model_settings
+from memctl.service.retrieval.embedding import index_model, model_settings
 from memctl.service.retrieval.hits import (
     Evidence,
     Hit,
@@ -208,7 +208,13 @@ def _search(
         add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
-    evidence = Evidence(weights, vector, vector_rows, {row["id"] for row in identifier_rows})
+    evidence = Evidence(
+        weights,
+        vector,
+        vector_rows,
+        {row["id"] for row in identifier_rows},
+        cosine_scale(index_model(store).id),
+    )
     hits = select_hits(
         store,
         indexes,
@@ -273,6 +279,7 @@ def _fuse(
             [score for _, score in lists[0]],
             settings.coverage_exponent,
             settings.peak_gain,
+            settings.coverage_chance,
         )
     fixed = [getattr(chosen, name) for name in names]
     tops = [
