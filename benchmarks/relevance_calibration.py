@@ -187,7 +187,9 @@ def floor_figures(records: list, floor: float) -> dict:
         return [h for h in record["hits"] if h["relevance"] >= floor]
 
     return {
-        "top1": round(sum(bool(kept(r)) and kept(r)[0]["gold"] for r in answerable) / len(answerable), 3)
+        "top1": round(
+            sum(bool(kept(r)) and kept(r)[0]["gold"] for r in answerable) / len(answerable), 3
+        )
         if answerable
         else None,
         "empty": round(sum(not kept(r) for r in answerable) / len(answerable), 3)
@@ -203,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.relevance_calibration", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--models", nargs="+", default=["all-MiniLM-L6-v2-int8", "use-multilingual-v3"])
+    parser.add_argument(
+        "--models", nargs="+", default=["all-MiniLM-L6-v2-int8", "use-multilingual-v3"]
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from memctl.config import EmbeddingSettings, RecallSettings, Store
 from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import UsageError
-from memctl.core.evidence import coverage, cosine_scale, query_terms, term_weights, text_stems
+from memctl.core.evidence import cosine_scale, coverage, query_terms, term_weights, text_stems
 from memctl.core.evidence import weighted_match as prior_match
 from memctl.core.fusion import FusionWeights, adaptive_weights, blended_lexical, prior_share
 from memctl.core.memory import parse_time
