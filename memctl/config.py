@@ -72,7 +72,7 @@ class RecallSettings:
     coverage_exponent: float = setting(1.0, at_least=0)
     # adaptive: a best match holding no more than this share of the query gives BM25 no say
     # (a word or two any text shares with the query); shares above it are rescaled to 0-1
-    coverage_chance: float = fraction(0.0)
+    coverage_chance: float = fraction(0.15)
     # adaptive: vector weight times 1 + this x how far its top cosine stands above the rest
     peak_gain: float = setting(0.2, at_least=0)
     # A store of this many memories takes half its lexical score from BM25 and half from a

@@ -35,6 +35,6 @@ def test_relevance_reads_a_cosine_on_its_models_own_scale():
     # e5 puts unrelated texts near 0.82: a cosine that is strong evidence for MiniLM is none there
     assert relevance(0.6, 0.0, scale=minilm) == 1.0 and relevance(0.6, 0.0, scale=e5) == 0.0
     assert relevance(0.3, 0.0, scale=use) > relevance(0.3, 0.0, scale=minilm) > 0.0
-    assert relevance(None, 1.0) == 1.0 and relevance(None, 0.4) == 0.0  # words alone
+    assert relevance(None, 1.0) == 1.0 and relevance(None, 0.25) == 0.0  # words alone
     assert relevance(0.0, 0.0, identifier=True) == 1.0
     assert cosine_scale("some-future-model") == minilm

@@ -16,14 +16,16 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from memctl.core.text_tokens import CHINESE_STOP_WORDS, CJK_RUN, bigrams
+
 DOC_TOKENS = 100  # length of the imagined document the prior IDF is computed for
 ZIPF_FLOOR = 3.0  # the shipped lists hold words of Zipf >= 3 (one per million words)
 ZIPF_UNKNOWN = 2.5  # a word not in the list is rarer than every word in it
 # A CJK character pair missing from the list is mostly two words' edges ("了什" of 了/什么),
 # not a rare term: it weighs like a fairly common word.
 ZIPF_UNKNOWN_CJK_PAIR = 4.5
-CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+CJK = CJK_RUN  # Han, kana and Hangul, as the full-text index cuts them
+_TOKEN = re.compile(f"{CJK_RUN.pattern}|[^\\W_]+(?:['’][^\\W_]+)*", re.UNICODE)
 # Words that carry no topic in a question, however rare a frequency list says they are.
 STOP_WORDS = frozenset(
     """
@@ -48,7 +50,7 @@ def words(text: str) -> list[str]:
     found: list[str] = []
     for token in _TOKEN.findall(text.lower()):
         if CJK.match(token):
-            found.extend(token[i : i + 2] for i in range(max(len(token) - 1, 1)))
+            found.extend(pair for pair in bigrams(token) if pair not in CHINESE_STOP_WORDS)
         else:
             found.append(token.replace("’", "'"))
     return found
@@ -157,7 +159,7 @@ COSINE_SCALES = {
     "multilingual-e5-small-q4": CosineScale(0.855, 0.915),
 }
 DEFAULT_SCALE = COSINE_SCALES["all-MiniLM-L6-v2-int8"]
-LEXICAL_NONE = 0.40  # a weighted word coverage at or below this is no evidence...
+LEXICAL_NONE = 0.25  # a weighted word coverage at or below this is no evidence...
 LEXICAL_FULL = 1.00  # ...and every query word present is full evidence
 
 
