@@ -38,3 +38,5 @@ def test_relevance_reads_a_cosine_on_its_models_own_scale():
     assert relevance(None, 1.0) == 1.0 and relevance(None, 0.25) == 0.0  # words alone
     assert relevance(0.0, 0.0, identifier=True) == 1.0
     assert cosine_scale("some-future-model") == minilm
+    # across scripts USE's unrelated pairs sit lower: the same cosine is more evidence there
+    assert relevance(0.25, 0.0, scale=use, cross_script=True) > relevance(0.25, 0.0, scale=use)

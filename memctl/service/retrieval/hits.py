@@ -17,6 +17,7 @@ from memctl.core.chunking import split_chunks
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.evidence import DEFAULT_SCALE, CosineScale, coverage, relevance, text_stems
 from memctl.core.memory import Memory
+from memctl.core.text_tokens import non_latin_share
 from memctl.service.retrieval.indexing import sequence_of
 from memctl.store.files import max_file_bytes, read_memory
 
@@ -72,6 +73,10 @@ class Hit:
         }
 
 
+def mostly_cjk(text: str) -> bool:
+    return non_latin_share(text) > 0.5
+
+
 def memory_date(memory: Memory) -> str | None:
     value = memory.extra.get("occurred_at") or memory.created
     return str(value) if value else None
@@ -87,6 +92,7 @@ class Evidence:
     vector_rows: list[dict] | None
     identifier_ids: set[str]
     scale: CosineScale = DEFAULT_SCALE  # how the store's embedding model's cosines read
+    query_cjk: bool = False  # the query is mostly in a CJK script
 
 
 def select_hits(
@@ -115,7 +121,11 @@ def select_hits(
         hit.cosine = cosines.get(memory_id)
         hit.coverage = coverage(evidence.weights, text_stems(row["text"]))
         hit.relevance = relevance(
-            hit.cosine, hit.coverage, memory_id in evidence.identifier_ids, evidence.scale
+            hit.cosine,
+            hit.coverage,
+            memory_id in evidence.identifier_ids,
+            evidence.scale,
+            cross_script=mostly_cjk(row["text"]) != evidence.query_cjk,
         )
         if hit.relevance < floor:
             continue

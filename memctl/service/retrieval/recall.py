@@ -31,6 +31,7 @@ from memctl.service.retrieval.hits import (
     Evidence,
     Hit,
     attach_neighbours,
+    mostly_cjk,
     select_hits,
 )
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
@@ -214,6 +215,7 @@ def _search(
         vector_rows,
         {row["id"] for row in identifier_rows},
         cosine_scale(index_model(store).id),
+        mostly_cjk(query),
     )
     hits = select_hits(
         store,
