@@ -62,10 +62,30 @@ class EmbeddingSettings:
 class RecallSettings:
     k: int = setting(5, at_least=1)
     # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by
-    # their standard deviation ("zscore") or their range ("score": min-max); "rrf": ranks.
-    fusion: str = setting("zscore", choices=("zscore", "score", "rrf"))
+    # their standard deviation; "adaptive" scales each side's weight by its evidence for the
+    # query (see coverage_exponent, peak_gain), fully in a small store and less as it grows
+    # (prior_half_size); "zscore" keeps the weights fixed; "score" divides by the range
+    # (min-max) instead; "rrf": reciprocal rank fusion of the ranks.
+    fusion: str = setting("adaptive", choices=("adaptive", "zscore", "score", "rrf"))
     bm25_weight: float = setting(0.6, at_least=0)
     vector_weight: float = setting(0.4, at_least=0)
+    # adaptive: BM25's weight times (weighted share of the query its best match holds) ** this
+    coverage_exponent: float = setting(1.0, at_least=0)
+    # adaptive: a best match holding no more than this share of the query gives BM25 no say
+    # (a word or two any text shares with the query); shares above it are rescaled to 0-1
+    coverage_chance: float = fraction(0.15)
+    # adaptive: vector weight times 1 + this x how far its top cosine stands above the rest
+    peak_gain: float = setting(0.2, at_least=0)
+    # A store of this many memories takes half its lexical score from BM25 and half from a
+    # match weighted by word frequency in general language (BM25's IDF is noise in a small
+    # store); the prior's share fades as the store grows. 0 turns the prior off.
+    prior_half_size: float = setting(100, at_least=0)
+    # Hits less relevant than this (0-1, from their own evidence: cosine, weighted share of
+    # the query's words, a verbatim identifier) are left out; 0 keeps every candidate.
+    min_relevance: float = fraction(0.25)
+    # A time the query names ("last week", "in May") adds this share of one retriever's top
+    # score to memories dated then; it never removes the others. 0 turns it off.
+    time_bonus: float = setting(1.0, at_least=0)
     rrf_k: int = setting(60, at_least=0)
     candidates: int = setting(50, at_least=1)
     # Share of a candidate's score passed to the memories written 1 and 2 steps before and
@@ -102,6 +122,11 @@ class WriteSettings:
     subject_candidates: int = setting(5, at_least=1)  # nearest memories checked for a subject
     subject_similarity: float = fraction(0.4)  # precise subject (field, facet)
     loose_subject_similarity: float = fraction(0.6)  # subject from a head word
+    # A new memory with another value for a stored memory's subject supersedes it (a new file;
+    # the old one is marked superseded_by): at this cosine, or at the lower one when the new
+    # text says something changed ("now", "moved to", 改为).
+    supersede_similarity: float = fraction(0.8)
+    supersede_cue_similarity: float = fraction(0.55)
 
 
 @dataclass(frozen=True)
@@ -116,7 +141,7 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     prompt_budget: int = setting(400, at_least=1)
     prompt_k: int = setting(3, at_least=1)
     prompt_min_chars: int = setting(12, at_least=0)
-    prompt_min_similarity: float = fraction(0.3)
+    prompt_min_relevance: float | None = setting(None, at_least=0, at_most=1)  # None: recall's
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
     budgets: dict[str, float] = setting({}, above=0)  # hook slug -> seconds before it gives up
@@ -197,7 +222,8 @@ class ContextSettings:
     max_memories: int = setting(10, at_least=0)
     max_facts: int = setting(20, at_least=0)
     min_confidence: float = fraction(0.6)
-    min_similarity: float = fraction(0.2)  # cosine to the query; half for a word match
+    # Recalled memories need this relevance (0-1); None: recall.min_relevance.
+    min_relevance: float | None = setting(None, at_least=0, at_most=1)
     recent_turns: int = setting(6, at_least=0)
     split: ContextSplit = section(ContextSplit)
 

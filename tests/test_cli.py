@@ -51,12 +51,16 @@ def test_add_list_show_recall_forget(project):
     shown = json.loads(invoke("show", info["id"], "--json").stdout)
     assert shown["tags"] == ["deploy"] and "make release" in shown["body"]
 
-    hits = json.loads(invoke("recall", "how do we ship", "--json").stdout)
+    hits = json.loads(invoke("recall", "how do we deploy", "--json").stdout)
     assert hits[0]["id"] == info["id"]
-    assert set(hits[0]) == {"id", "path", "title", "type", "tags", "score", "body", "snippet"}
+    assert set(hits[0]) == {
+        "id", "path", "title", "type", "tags", "score", "relevance", "date", "current",
+        "superseded_by", "supersedes", "body", "snippet", "neighbours",
+    }  # fmt: skip
+    assert 0.0 <= hits[0]["relevance"] <= 1.0 and hits[0]["current"] is True
 
-    context = invoke("recall", "how do we ship", "--format", "context").stdout
-    assert context.startswith("## Memories relevant to: how do we ship")
+    context = invoke("recall", "how do we deploy", "--format", "context").stdout
+    assert context.startswith("## Memories relevant to: how do we deploy")
     assert "make release" in context
 
     forgot = invoke("forget", info["id"])
@@ -176,7 +180,7 @@ def test_installed_script_runs_in_a_real_process(project):
     )
     assert added.returncode == 0, added.stderr
     found = subprocess.run(
-        [exe, "recall", "which package manager", "--json"],
+        [exe, "recall", "which package manager, npm or pnpm", "--json"],
         capture_output=True,
         text=True,
         cwd=project,

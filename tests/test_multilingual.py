@@ -228,7 +228,8 @@ def test_cross_lingual_recall_with_the_multilingual_model(store: Store):
         ("笔记本电脑几年换一次？", "laptops"),
         ("账本为什么选关系型数据库？", "ledger"),
     ):
-        hits = service.recall(store, query, k=1, mode="vector")
+        # The ranking across languages; the floor is tested in test_relevance.py.
+        hits = service.recall(store, query, k=1, mode="vector", min_relevance=0.0)
         assert [h.id for h in hits] == [ids[key]], query
 
 

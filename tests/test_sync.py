@@ -74,7 +74,7 @@ def test_deleted_file_leaves_the_index(store):
     drop.path.unlink()
     report = service.sync_index(store)
     assert report.removed == 1
-    ids = [h.id for h in service.recall(store, "Redis session cache", k=5)]
+    ids = [h.id for h in service.recall(store, "Redis session cache", k=5, min_relevance=0.0)]
     assert ids == [keep.memory.id]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from memctl.core.ranking import is_related
+from memctl.core.evidence import cosine_scale, relevance
 from memctl.core.text import clip, parse_utc_timestamp, utc_timestamp
 
 
@@ -29,9 +29,14 @@ def test_one_utc_timestamp_form_from_datetimes_and_epoch_seconds():
     assert parse_utc_timestamp("2026-03-14T09:12:00Z") == moment
 
 
-def test_a_word_match_needs_half_the_similarity_a_meaning_match_needs():
-    assert is_related(0.3, ["vector"], 0.3) and not is_related(0.29, ["vector"], 0.3)
-    assert is_related(0.15, ["bm25", "vector"], 0.3) and not is_related(0.14, ["bm25"], 0.3)
-    assert is_related(0.16, ["identifier"], 0.3)
-    assert is_related(None, ["bm25"], 0.3) and not is_related(None, ["vector"], 0.3)
-    assert is_related(-1.0, ["vector"], 0.0)  # 0 turns the filter off
+def test_relevance_reads_a_cosine_on_its_models_own_scale():
+    minilm, use, e5 = (cosine_scale(m) for m in ("all-MiniLM-L6-v2-int8", "use-multilingual-v3",
+                                                  "multilingual-e5-small-q4"))  # fmt: skip
+    # e5 puts unrelated texts near 0.82: a cosine that is strong evidence for MiniLM is none there
+    assert relevance(0.6, 0.0, scale=minilm) == 1.0 and relevance(0.6, 0.0, scale=e5) == 0.0
+    assert relevance(0.3, 0.0, scale=use) > relevance(0.3, 0.0, scale=minilm) > 0.0
+    assert relevance(None, 1.0) == 1.0 and relevance(None, 0.25) == 0.0  # words alone
+    assert relevance(0.0, 0.0, identifier=True) == 1.0
+    assert cosine_scale("some-future-model") == minilm
+    # across scripts USE's unrelated pairs sit lower: the same cosine is more evidence there
+    assert relevance(0.25, 0.0, scale=use, cross_script=True) > relevance(0.25, 0.0, scale=use)

@@ -100,14 +100,15 @@ def test_without_a_user_store_recall_and_list_are_as_before(project):
 def test_recall_reads_both_stores_and_tags_each_hit(with_user):
     hits = recall_json("how should answers be formatted", "-k", "3")
     assert hits[0]["store"] == "user" and "bullet points" in hits[0]["body"]
-    assert {hit["store"] for hit in hits} == {"user", "project"}
+    everything = recall_json("how should answers be formatted", "-k", "3", "--min-relevance", "0")
+    assert {hit["store"] for hit in everything} == {"user", "project"}
 
     deploy = recall_json("how do we deploy", "-k", "5")
     assert deploy[0]["store"] == "project" and "make release" in deploy[0]["body"]
     assert all(hit["store"] == "project" for hit in deploy)  # unrelated preferences stay out
 
     for flag in ("--store-only", "--no-user"):
-        alone = recall_json("how should answers be formatted", flag)
+        alone = recall_json("how should answers be formatted", flag, "--min-relevance", "0")
         assert alone and all("store" not in hit for hit in alone)
         assert not any("bullet points" in hit["body"] for hit in alone)
 

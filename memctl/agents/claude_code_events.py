@@ -81,21 +81,27 @@ def session_start_context(
 
 
 def prompt_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
-    """A few memories relevant to the prompt and not yet shown in this session; "" if none."""
+    """A few memories relevant to the prompt and not yet shown in this session; "" if none.
+
+    Recall's relevance floor (hooks.prompt_min_relevance, else recall.min_relevance) decides, in
+    the project store and the user store alike: a prompt nothing in the store is about gets
+    nothing rather than the nearest noise.
+    """
     settings = store.settings.hooks
     if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
         return ""
     from memctl.service.retrieval.federated import federated_recall
-    from memctl.service.retrieval.recall import related_hits
 
     k = settings.prompt_k
     query = payload.prompt.strip()[:2000]
+    floor = settings.prompt_min_relevance
     stores = [("project", store)] + ([("user", user_store)] if user_store is not None else [])
-    hits = federated_recall(stores, query, k=k * 3, include_private=shares_private(store))
+    hits = federated_recall(
+        stores, query, k=k * 3, include_private=shares_private(store), min_relevance=floor
+    )
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     fresh = [hit for hit in hits if hit.id not in shown]
-    relevant = related_hits(store, query, fresh, settings.prompt_min_similarity, user_store)
-    items = [BlockItem(h.id, h.title, h.type, h.body) for h in relevant[:k]]
+    items = [BlockItem(h.id, h.title, h.type, h.body) for h in fresh[:k]]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
         _remember_shown(store, payload.session_id, block.shown, reset=False)

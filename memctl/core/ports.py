@@ -35,6 +35,8 @@ class MemoryFilter:
     scope: str | None = None  # "project" or "private"
     archived: bool | None = None  # None: archived or not
     exclude_ids: tuple[str, ...] = ()  # none of these memories (e.g. hidden by an overlay)
+    created_since: str | None = None  # created at or after this ISO 8601 UTC time
+    created_until: str | None = None  # created before this ISO 8601 UTC time
 
 
 class QueryEmbedder(Protocol):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
 Key = TypeVar("Key", bound=Hashable)  # what is ranked: a memory id, or (id, chunk)
@@ -131,22 +131,3 @@ def spread_to_neighbours(
             if distance <= len(weights):
                 spread[other] = spread.get(other, 0.0) + weights[distance - 1] * score
     return spread
-
-
-LEXICAL_SOURCES = frozenset({"bm25", "identifier"})
-
-
-def is_related(similarity: float | None, sources: Iterable[str], min_similarity: float) -> bool:
-    """Whether a recall hit is close enough to the query to be shown unasked (hooks, context).
-
-    Recall always returns its nearest memories, related or not; what is pushed into an agent's
-    context must stay quiet instead. A hit is related when its meaning is at least
-    `min_similarity` (cosine) to the query's; one that also matched words of the query needs
-    half of that. Without a vector to compare, only a word match counts.
-    """
-    if min_similarity <= 0:
-        return True
-    lexical = not LEXICAL_SOURCES.isdisjoint(sources)
-    if similarity is None:
-        return lexical
-    return similarity >= (min_similarity / 2 if lexical else min_similarity)

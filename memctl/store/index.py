@@ -116,6 +116,10 @@ def filter_sql(where: MemoryFilter | None) -> str | None:
         clauses.append(f"archived = {'true' if where.archived else 'false'}")
     if where.exclude_ids:
         clauses.append(f"id NOT IN ({_quoted_list(where.exclude_ids)})")
+    if where.created_since is not None:
+        clauses.append(f"created >= {sql_quote(where.created_since)}")
+    if where.created_until is not None:
+        clauses.append(f"created < {sql_quote(where.created_until)}")
     return " AND ".join(clauses) or None
 
 

@@ -36,6 +36,11 @@ def describe_add(result) -> str:
             f"Kept {target}: its value has higher confidence ({memory.confidence:.2f}); the new "
             f"value is recorded in its ## History (raise --confidence to replace)  {result.path}"
         )
+    if result.action == "superseded":
+        return (
+            f"Added {memory.id}: it supersedes {result.supersedes} (same subject, new value; "
+            f"the old memory stays, marked superseded_by)  {result.path}"
+        )
     return f"Added {memory.id}  {result.path}"
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
@@ -32,6 +33,16 @@ def focused_snippet(text: str, query: str, limit: int = 160) -> str:
     return "…" + snippet(flat[start:], limit - 1)
 
 
+def _status_lines(hit: Hit) -> list[str]:
+    """Which memory is current when one replaced another, and when the memory happened."""
+    lines = []
+    if hit.superseded_by:
+        lines.append(f"superseded by {hit.superseded_by} (not current)")
+    if hit.supersedes:
+        lines.append(f"current; supersedes {', '.join(hit.supersedes)}")
+    return lines
+
+
 def context_block(query: str, hits: list[Hit]) -> str:
     """Markdown to paste into a prompt: one bullet per memory, body kept whole (for a long,
     chunked memory: its best-matching chunk and where the whole text is)."""
@@ -42,11 +53,15 @@ def context_block(query: str, hits: list[Hit]) -> str:
         tags = f" [{', '.join(hit.tags)}]" if hit.tags else ""
         mine = ", user store" if getattr(hit, "store", None) == "user" else ""
         lines.append(f"- **{hit.title}** ({hit.type}, id {hit.id}{mine}){tags}")
+        lines.extend(f"  _{line}_" for line in _status_lines(hit))
         body = (hit.snippet or hit.body).strip()
         if hit.snippet:
             lines.append(f"  (excerpt of a long memory; full text in {hit.path})")
         if body and body != hit.title:
             lines.extend(f"  {line}" if line else "" for line in body.splitlines())
+        for neighbour in hit.neighbours:
+            where = "before" if neighbour["offset"] < 0 else "after"
+            lines.append(f"  ({where}: {neighbour['body']})")
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -74,12 +89,41 @@ def register(app: typer.Typer) -> None:
             False, "--include-archived", help="Also search archive/."
         ),
         store_only: bool = store_only_option(),
+        min_relevance: float = typer.Option(
+            None,
+            "--min-relevance",
+            help="Leave out memories less relevant than this, 0-1 (config recall.min_relevance).",
+        ),
+        include_superseded: bool = typer.Option(
+            False,
+            "--include-superseded",
+            help="Also show memories a newer one superseded (marked as such).",
+        ),
+        with_neighbours: bool = typer.Option(
+            False,
+            "--with-neighbours",
+            help="Show the memories written just before and after each hit in its session.",
+        ),
+        since: str = typer.Option(
+            None,
+            "--since",
+            help="Only memories dated at or after this (ISO 8601, e.g. 2025-05-01).",
+        ),
+        until: str = typer.Option(None, "--until", help="Only memories dated before this."),
+        as_of: str = typer.Option(
+            None,
+            "--as-of",
+            help="The date time words in the query count from ('last week'); default now.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     ) -> None:
         """Find memories by meaning and by exact words (vector + BM25, fused).
 
-        Example: memctl recall "how do we deploy" -k 3 --format context
+        At most -k memories, and only those relevant enough: a query nothing in the store is
+        about returns nothing. Example: memctl recall "how do we deploy" -k 3 --format context
         """
+        if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:
+            raise UsageError(f"--min-relevance must be between 0 and 1 (got {min_relevance}).")
         if output_format not in FORMATS:
             raise UsageError(
                 f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."
@@ -107,6 +151,12 @@ def register(app: typer.Typer) -> None:
             include_archived=include_archived,
             sync=False,
             query_vector=vector,
+            min_relevance=min_relevance,
+            include_superseded=include_superseded,
+            with_neighbours=with_neighbours,
+            since=since,
+            until=until,
+            as_of=as_of,
         )
         if as_json or output_format == "json":
             print_json([hit.to_dict() for hit in hits])
@@ -114,16 +164,19 @@ def register(app: typer.Typer) -> None:
             stdout.out(context_block(query, hits), end="")
         else:
             if not hits:
-                stdout.print("No memories found.")
+                stdout.print("No relevant memories.")
                 return
             federated = len(stores) > 1
             table = Table(box=None, pad_edge=False)
-            for column in ("score", "id", "type", *(["store"] if federated else []), "memory"):
+            for column in ("relevance", "id", "type", *(["store"] if federated else []), "memory"):
                 table.add_column(column)
             for hit in hits:
                 shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
+                lines = [f"[bold]{escape(hit.title)}[/]", escape(shown), *_status_lines(hit)]
+                lines += [
+                    f"[dim]{'before' if n['offset'] < 0 else 'after'}: {escape(snippet(n['body']))}[/]"
+                    for n in hit.neighbours
+                ]
                 where = [getattr(hit, "store", "project")] if federated else []
-                table.add_row(
-                    f"{hit.score:.3f}", hit.id, hit.type, *where, f"[bold]{hit.title}[/]\n{shown}"
-                )
+                table.add_row(f"{hit.relevance:.2f}", hit.id, hit.type, *where, "\n".join(lines))
             stdout.print(table)

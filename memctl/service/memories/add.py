@@ -10,7 +10,7 @@ moved on (another `version`, other bytes) since it was first read.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from memctl.core.errors import (
     ModelUnavailable,
     UsageError,
 )
+from memctl.core.history import current_text
 from memctl.core.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
@@ -41,6 +42,7 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
+from memctl.core.supersession import SUPERSEDING_TYPES, SupersedeLimits, supersedes
 from memctl.service.after_reply import later
 from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
@@ -68,8 +70,10 @@ class AddResult:
     merged_into: str | None = None
     redacted: dict[str, int] = field(default_factory=dict)
     # created | merged (near duplicate) | updated (new value, old one in history) | not_adopted
+    # | superseded (a new file that replaces `supersedes`, which stays, marked superseded_by)
     action: str = "created"
     similarity: float | None = None
+    supersedes: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +83,7 @@ class AddResult:
             "merged_into": self.merged_into,
             "action": self.action,
             "similarity": self.similarity,
+            "supersedes": self.supersedes,
             "redacted": self.redacted,
         }
 
@@ -241,12 +246,10 @@ def save_memory(
                 "named target",
             )
         else:
-            decision = decide(
-                memory,
-                memory.extra.get("subject"),
-                nearest_memories(store, memory, vector),
-                thresholds(store),
-            )
+            neighbors = nearest_memories(store, memory, vector)
+            decision = decide(memory, memory.extra.get("subject"), neighbors, thresholds(store))
+            if decision.op == "add":
+                decision = superseding(memory, neighbors, supersede_limits(store)) or decision
         result = apply_decision(store, memory, decision)
         if sync:
             known = {} if vector is None else vectors_by_hash(model.id, [text], [vector])
@@ -255,9 +258,36 @@ def save_memory(
     return result
 
 
+def supersede_limits(store: Store) -> SupersedeLimits:
+    settings = store.settings.write
+    return SupersedeLimits(
+        similarity=settings.supersede_similarity,
+        cue_similarity=settings.supersede_cue_similarity,
+    )
+
+
+def superseding(
+    memory: Memory, neighbors: list[Neighbor], limits: SupersedeLimits
+) -> Decision | None:
+    """A new statement that gives another value for a stored memory's subject replaces it as a
+    new file (the old one stays, marked): see core.supersession."""
+    if memory.type not in SUPERSEDING_TYPES:
+        return None
+    new_text = current_text(memory.body)
+    for neighbor in sorted(neighbors, key=lambda n: -(n.similarity or 0.0)):
+        old = neighbor.memory
+        if old.type not in SUPERSEDING_TYPES or old.extra.get("superseded_by"):
+            continue
+        if supersedes(current_text(old.body), new_text, neighbor.similarity or 0.0, limits):
+            return Decision("supersede", neighbor, "same subject, new value")
+    return None
+
+
 def apply_decision(store: Store, memory: Memory, decision: Decision) -> AddResult:
     if decision.op == "add" or decision.target is None:
         return write_new(store, memory)
+    if decision.op == "supersede":
+        return write_superseding(store, memory, decision.target)
     target = decision.target
     now = now_iso()
 
@@ -278,6 +308,26 @@ def apply_decision(store: Store, memory: Memory, decision: Decision) -> AddResul
         action=action,
         similarity=None if target.similarity is None else round(target.similarity, 4),
     )
+
+
+def write_superseding(store: Store, memory: Memory, target: Neighbor) -> AddResult:
+    """Write `memory` as a new file that supersedes `target`, and mark `target` superseded."""
+    memory.relations = [*memory.relations, {"type": "supersedes", "target": target.memory.id}]
+    result = write_new(store, memory)
+    result.action = "superseded"
+    result.merged_into = None
+    result.similarity = None if target.similarity is None else round(target.similarity, 4)
+
+    def mark(current: Memory) -> tuple[Memory, str]:
+        extra = {**current.extra, "superseded_by": memory.id}
+        return replace(current, extra=extra, updated=now_iso()), "marked"
+
+    try:
+        rewrite_memory(store, target.memory.id, target.relpath, mark)
+    except MemoryNotFound:
+        pass  # Why: the old memory was forgotten meanwhile; the new one stands on its own.
+    result.supersedes = target.memory.id
+    return result
 
 
 def write_new(store: Store, memory: Memory) -> AddResult:

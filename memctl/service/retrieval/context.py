@@ -132,11 +132,15 @@ def relevant_memories(
     query: str | None,
     session_id: str | None,
     limit: int,
-    min_similarity: float = 0.2,
+    min_relevance: float | None = None,
     include_private: bool = False,
 ) -> list[Recalled]:
-    """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from."""
-    from memctl.service.retrieval.recall import recall, related_hits
+    """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from.
+
+    Hits must pass recall's relevance floor (`min_relevance`, else recall.min_relevance): a
+    query nothing is about adds no memories rather than the nearest ones.
+    """
+    from memctl.service.retrieval.recall import recall
 
     found: dict[str, Recalled] = {}
 
@@ -160,17 +164,18 @@ def relevant_memories(
             types=["knowledge"],
             sync=False,
             include_private=include_private,
+            min_relevance=min_relevance,
         ):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "knowledge")
-        hits = recall(
+        for hit in recall(
             store,
             query,
             k=SEMANTIC_HITS,
             types=list(RECALL_TYPES),
             sync=False,
             include_private=include_private,
-        )
-        for hit in related_hits(store, query, hits, min_similarity):
+            min_relevance=min_relevance,
+        ):
             offer(hit.memory, str(hit.path.relative_to(store.root)), "semantic")
     else:
         rows = _index_rows(store, ("knowledge",), include_private)
@@ -333,16 +338,16 @@ def _build_context(
     sync_index(store)
     verify_index(store)
     limits = (settings.max_memories, settings.max_facts)
-    similarity = settings.min_similarity
+    floor = settings.min_relevance  # None: each store's recall.min_relevance
     confidence = settings.min_confidence
     memories = relevant_memories(
-        store, used_query, session_id, limits[0], similarity, include_private=shared
+        store, used_query, session_id, limits[0], floor, include_private=shared
     )
     facts = confident_facts(store, confidence, limits[1], include_private=shared)
     user_facts: set[str] = set()
     if user_store is not None:
         sync_index(user_store)
-        mine = relevant_memories(user_store, used_query, None, limits[0], similarity)
+        mine = relevant_memories(user_store, used_query, None, limits[0], floor)
         memories, facts, user_facts = _with_user_store(
             memories, facts, mine, confident_facts(user_store, confidence, limits[1]), limits
         )

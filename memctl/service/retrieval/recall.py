@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
 
 from memctl.config import EmbeddingSettings, RecallSettings, Store
-from memctl.core.chunking import split_chunks
 from memctl.core.decay import DAY_SECONDS, recency_bonus
-from memctl.core.errors import InvalidMemoryFile, UsageError
-from memctl.core.memory import Memory, parse_time
+from memctl.core.errors import UsageError
+from memctl.core.evidence import cosine_scale, coverage, query_terms, term_weights, text_stems
+from memctl.core.evidence import weighted_match as prior_match
+from memctl.core.fusion import FusionWeights, adaptive_weights, blended_lexical, prior_share
+from memctl.core.memory import parse_time
 from memctl.core.ports import Index, MemoryFilter, Row
 from memctl.core.ranking import (
     contains_identifier,
-    is_related,
     normalized_scores,
     query_identifiers,
     reciprocal_rank_fusion,
@@ -26,53 +25,51 @@ from memctl.core.ranking import (
     spread_to_neighbours,
 )
 from memctl.core.text_tokens import searchable_text
+from memctl.integrations.word_frequency import zipf
 from memctl.service.after_reply import later
-from memctl.service.retrieval.embedding import model_settings, store_query_embedder
+from memctl.service.retrieval.embedding import index_model, model_settings
+from memctl.service.retrieval.hits import (
+    Evidence,
+    Hit,
+    attach_neighbours,
+    mostly_cjk,
+    select_hits,
+)
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
+from memctl.service.retrieval.timing import (
+    add_time_bonus,
+    explicit_window,
+    in_window,
+    iso,
+    query_window,
+    without_phrase,
+)
 from memctl.store.access import record_access
-from memctl.store.files import max_file_bytes, read_memory
 
 MODES = ("hybrid", "bm25", "vector")
 # recall.fusion -> how each retriever's scores are scaled before the weighted sum ("rrf" uses ranks).
-FUSION_SCALES = {"zscore": "stdev", "score": "range"}
+FUSION_SCALES = {"adaptive": "stdev", "zscore": "stdev", "score": "range"}
 # Why: an exact identifier hit must outrank anything fusion and neighbours can produce. A list
 # scaled by its standard deviation tops out near sqrt(candidates), neighbours add at most as much.
 IDENTIFIER_BONUS = 1000.0
 
 
-@dataclass
-class Hit:
-    id: str
-    path: Path
-    title: str
-    type: str
-    tags: list[str]
-    score: float
-    body: str
-    memory: Memory
-    sources: list[str] = field(default_factory=list)
-    snippet: str | None = None  # the best-matching chunk of a long (chunked) memory
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "path": str(self.path),
-            "title": self.title,
-            "type": self.type,
-            "tags": self.tags,
-            "score": round(self.score, 6),
-            "body": self.body,
-            "snippet": self.snippet,
-        }
-
-
-def build_filter(types=None, tags=None, agent=None, include_private: bool = True) -> MemoryFilter:
+def build_filter(
+    types=None,
+    tags=None,
+    agent=None,
+    include_private: bool = True,
+    bounds: tuple[datetime | None, datetime | None] = (None, None),
+) -> MemoryFilter:
+    since, until = bounds
     return MemoryFilter(
         types=tuple(types or ()),
         tags=tuple(tags or ()),
         agent=agent or None,
         scope=None if include_private else "project",
+        created_since=None if since is None else iso(since),
+        created_until=None if until is None else iso(until),
     )
 
 
@@ -88,12 +85,24 @@ def recall(
     sync: bool = True,
     query_vector: Future | None = None,
     include_private: bool = True,
+    *,
+    min_relevance: float | None = None,
+    include_superseded: bool = False,
+    with_neighbours: bool = False,
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    as_of: str | datetime | None = None,
 ) -> list[Hit]:
-    """`k` defaults to recall.k; `query_vector` may come from start_query_embedding(), begun
-    before the caller's own sync.
+    """At most `k` memories about `query`, best first; none when nothing is relevant enough.
 
-    `include_private=False` leaves out private memories: what an agent's context gets unless
-    the user shares them (see service.privacy)."""
+    `k` defaults to recall.k; `query_vector` may come from start_query_embedding(), begun
+    before the caller's own sync. `include_private=False` leaves out private memories: what an
+    agent's context gets unless the user shares them (see service.privacy).
+    `min_relevance` overrides recall.min_relevance (0 keeps every candidate). A memory that a
+    newer one supersedes is left out unless `include_superseded`. `since`/`until` keep only
+    memories dated in [since, until); a time expression in the query ("last week", "in May",
+    上周) favours memories of that time, resolved against `as_of` (default: now).
+    """
     k = store.settings.recall.k if k is None else k
     if mode not in MODES:
         raise UsageError(f"Unknown recall mode '{mode}'. Choose one of: {', '.join(MODES)}.")
@@ -108,12 +117,27 @@ def recall(
         sync_index(store)
     if sync and include_archived:
         sync_index(store, archive=True)
-    where = build_filter(types, tags, agent, include_private)
+    floor = store.settings.recall.min_relevance if min_relevance is None else min_relevance
+    bounds = explicit_window(since, until)
+    where = build_filter(types, tags, agent, include_private, bounds)
+    options = _Options(floor, include_superseded, with_neighbours, bounds, as_of)
     return read_repairing(
         store,
-        lambda: _search(store, query, k, mode, where, include_archived, query_vector),
+        lambda: _search(store, query, k, mode, where, include_archived, query_vector, options),
         archive=include_archived,
     )
+
+
+@dataclass(frozen=True)
+class _Options:
+    """What recall was asked beyond the search itself: the relevance floor, superseded
+    memories, neighbours as context, the explicit date bounds and the time `now` means."""
+
+    floor: float
+    include_superseded: bool
+    with_neighbours: bool
+    bounds: tuple[datetime | None, datetime | None]
+    as_of: str | datetime | None
 
 
 def _search(
@@ -124,6 +148,7 @@ def _search(
     where: MemoryFilter,
     include_archived: bool,
     query_vector: Future | None,
+    options: _Options,
 ) -> list[Hit]:
     verify_index(store)
     if include_archived:
@@ -152,8 +177,18 @@ def _search(
         vector = query_vector.result()
     vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
     identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
+    window = (
+        query_window(query, options.as_of, lambda anchor: _anchor_date(store, anchor))
+        if mode == "hybrid"
+        else None
+    )
+    # Why: the words that name a time are answered by the date, not by the memory's words.
+    weights = term_weights(query_terms(without_phrase(query, window)), zipf)
+    store_size = sum(index.count() for index in indexes)
 
-    chunk_scores, top_single = _fuse(settings, vector_rows, text_rows, chunk_rows)
+    chunk_scores, top_single = _fuse(
+        settings, vector_rows, text_rows, chunk_rows, weights, store_size
+    )
     for row in identifier_rows:
         key = _chunk_key(row, chunk_rows)
         chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
@@ -171,13 +206,34 @@ def _search(
     if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
         scores = _spread_to_neighbours(indexes, scores, rows, spread, sources)
     _add_recency_bonus(scores, rows, settings, top_single)
+    if window is not None:
+        add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
 
-    ranked = sorted(scores, key=lambda i: (-scores[i], i))[:k]
-    hits = [
-        hit
-        for hit in (_to_hit(store, rows[i], scores[i], sources.get(i, set())) for i in ranked)
-        if hit
-    ]
+    ranked = sorted(scores, key=lambda i: (-scores[i], i))
+    evidence = Evidence(
+        weights,
+        vector,
+        vector_rows,
+        {row["id"] for row in identifier_rows},
+        cosine_scale(index_model(store).id),
+        mostly_cjk(query),
+    )
+    hits = select_hits(
+        store,
+        indexes,
+        ranked,
+        rows,
+        scores,
+        sources,
+        evidence,
+        k,
+        options.floor,
+        options.include_superseded,
+    )
+    if options.bounds != (None, None):
+        hits = [hit for hit in hits if in_window(hit.date, *options.bounds)]
+    if options.with_neighbours:
+        attach_neighbours(store, indexes, hits)
     _count_access(store, hits)
     return hits
 
@@ -187,29 +243,77 @@ def _fuse(
     vector_rows: list[dict] | None,
     text_rows: list[dict] | None,
     chunk_rows: dict,
+    weights: dict[str, float],
+    store_size: int,
 ) -> tuple[dict[tuple[str, int], float], float]:
     """One score per chunk from the retrievers that ran (None: that side did not run), and the
     score the top candidate of the weaker retriever gets alone: the scale of the bonuses."""
     lists: list[list[tuple[tuple[str, int], float]]] = []
-    weights: list[float] = []
+    names: list[str] = []
+    base = FusionWeights(bm25=settings.bm25_weight, vector=settings.vector_weight)
     if vector_rows is not None:
         lists.append([(_chunk_key(row, chunk_rows), 1.0 - row["_distance"]) for row in vector_rows])
-        weights.append(settings.vector_weight)
+        names.append("vector")
     if text_rows is not None:
         lists.append([(_chunk_key(row, chunk_rows), row["_score"]) for row in text_rows])
-        weights.append(settings.bm25_weight)
-    if settings.fusion == "rrf":
+        names.append("bm25")
+    fusion = settings.fusion
+    if fusion == "rrf":
         rank_k = settings.rrf_k
+        fixed = [getattr(base, name) for name in names]
         fused = reciprocal_rank_fusion(
-            [[key for key, _ in scored] for scored in lists], weights, rank_k
+            [[key for key, _ in scored] for scored in lists], fixed, rank_k
         )
-        return fused, min(weights) / (rank_k + 1)
-    normalized = [normalized_scores(scored, FUSION_SCALES[settings.fusion]) for scored in lists]
+        return fused, min(fixed) / (rank_k + 1)
+    normalized = [normalized_scores(scored, FUSION_SCALES[fusion]) for scored in lists]
+    if text_rows is not None:
+        share = prior_share(store_size, settings.prior_half_size)
+        if share > 0:
+            normalized[-1] = _with_prior(normalized[-1], text_rows, chunk_rows, weights, share)
+    chosen = base
+    if fusion == "adaptive" and len(lists) == 2:
+        best_coverage = max(
+            (coverage(weights, text_stems(chunk_rows[key]["text"])) for key, _ in lists[1][:5]),
+            default=0.0,
+        )
+        evidence = adaptive_weights(
+            base,
+            best_coverage,
+            [score for _, score in lists[0]],
+            settings.coverage_exponent,
+            settings.peak_gain,
+            settings.coverage_chance,
+        )
+        # Why blended by store size: per-query evidence wins where BM25's statistics are noise
+        # (small stores, across scripts) and lost on LoCoMo's stores of 400-700 turns, where the
+        # fixed weights were better. The half size is the word-frequency prior's; the share
+        # falls off with the square of the size, so a store of thousands is all fixed weights.
+        share = prior_share(store_size**2, settings.prior_half_size**2)
+        chosen = FusionWeights(
+            bm25=base.bm25 + share * (evidence.bm25 - base.bm25),
+            vector=base.vector + share * (evidence.vector - base.vector),
+        )
+    fixed = [getattr(chosen, name) for name in names]
     tops = [
         weight * max(scores.values(), default=1.0)
-        for scores, weight in zip(normalized, weights, strict=False)
+        for scores, weight in zip(normalized, fixed, strict=False)
     ]
-    return score_fusion(normalized, weights), min(tops)
+    return score_fusion(normalized, fixed), max(min(tops), 1e-9)
+
+
+def _with_prior(bm25, text_rows, chunk_rows, weights, share) -> dict:
+    """BM25 blended with a match score that weighs words by the frequency-list prior."""
+    keys = [_chunk_key(row, chunk_rows) for row in text_rows]
+    lengths = [len(chunk_rows[key]["text"].split()) for key in keys]
+    average = sum(lengths) / len(lengths) if lengths else 1.0
+    matched = [(key, prior_match(weights, chunk_rows[key]["text"], average)) for key in keys]
+    return blended_lexical(bm25, normalized_scores(matched, "stdev"), share)
+
+
+def _anchor_date(store: Store, anchor: str) -> datetime | None:
+    """The date of the memory an event phrase ("the migration") clearly names, if one does."""
+    found = recall(store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5)
+    return parse_time(found[0].date) if found else None
 
 
 def _identifier_rows(indexes: list[Index], query: str, pool: int, where: MemoryFilter) -> list[Row]:
@@ -300,40 +404,6 @@ def _search_text(indexes: list[Index], query: str, limit: int, where: MemoryFilt
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
 
 
-def related_hits(
-    store: Store,
-    query: str,
-    hits: list[Hit],
-    min_similarity: float,
-    user_store: Store | None = None,
-) -> list[Hit]:
-    """The hits related enough to the query to be shown unasked (see core.ranking.is_related),
-    judged on the vector each memory is indexed with; a hit tagged `store: user` is looked up
-    in `user_store`."""
-    if not hits or min_similarity <= 0:
-        return hits
-    # Why: the user store may embed with another model than the project: one query vector each.
-    query_vectors = {
-        label: store_query_embedder(where).embed_query(query)
-        for label, where in (("project", store), ("user", user_store))
-        if where is not None
-    }
-    vectors = {
-        label: open_index(where).vectors_for_ids(
-            sorted({hit.id for hit in hits if getattr(hit, "store", "project") == label})
-        )
-        for label, where in (("project", store), ("user", user_store))
-        if where is not None
-    }
-
-    def similarity(hit: Hit) -> float | None:
-        label = getattr(hit, "store", "project")
-        vector = vectors.get(label, {}).get(hit.id)
-        return None if vector is None else float(vector @ query_vectors[label])
-
-    return [hit for hit in hits if is_related(similarity(hit), hit.sources, min_similarity)]
-
-
 def start_query_embedding(query: str, settings: EmbeddingSettings | None = None) -> Future:
     """Embed the query in a thread, so loading the model overlaps other start-up work."""
 
@@ -356,29 +426,3 @@ def start_query_embedding(query: str, settings: EmbeddingSettings | None = None)
 
     threading.Thread(target=target, daemon=True).start()
     return future
-
-
-def _to_hit(store: Store, row: dict, score: float, sources: set[str]) -> Hit | None:
-    """Read the file: it is the truth, the row only a cache."""
-    try:
-        memory = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
-    except (OSError, InvalidMemoryFile):
-        return None
-    return Hit(
-        id=memory.id,
-        path=store.root / row["path"],
-        title=memory.display_title,
-        type=memory.type,
-        tags=list(memory.tags),
-        score=score,
-        body=memory.body,
-        memory=memory,
-        sources=sorted(set(sources)),
-        snippet=_chunk_snippet(memory.body, int(row.get("chunk") or 0)),
-    )
-
-
-def _chunk_snippet(body: str, chunk: int) -> str | None:
-    """The text of chunk `chunk` when the body is indexed in chunks; None for a whole body."""
-    chunks = split_chunks(body.strip())
-    return chunks[chunk] if len(chunks) > 1 and chunk < len(chunks) else None

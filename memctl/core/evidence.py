@@ -1,0 +1,200 @@
+"""How much of a query a memory answers by its words: query terms, their weights, coverage.
+
+A word's weight is a prior inverse document frequency taken from how common the word is in
+general language (a word-frequency list), not from the store: over ten memories BM25's own IDF
+cannot tell "lives" from "invoices", a frequency list can. The weight is the IDF a word would
+have in a collection of ~100-word documents: -ln P(a document contains it), with
+P = 1 - exp(-100 x its frequency). "the" weighs ~0, "first" ~2.3, "invoices" ~7.6.
+
+Pure: the frequency list is passed in (see integrations.word_frequency).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from memctl.core.text_tokens import CHINESE_STOP_WORDS, CJK_RUN, bigrams
+
+DOC_TOKENS = 100  # length of the imagined document the prior IDF is computed for
+ZIPF_FLOOR = 3.0  # the shipped lists hold words of Zipf >= 3 (one per million words)
+ZIPF_UNKNOWN = 2.5  # a word not in the list is rarer than every word in it
+# A CJK character pair missing from the list is mostly two words' edges ("了什" of 了/什么),
+# not a rare term: it weighs like a fairly common word.
+ZIPF_UNKNOWN_CJK_PAIR = 4.5
+CJK = CJK_RUN  # Han, kana and Hangul, as the full-text index cuts them
+_TOKEN = re.compile(f"{CJK_RUN.pattern}|[^\\W_]+(?:['’][^\\W_]+)*", re.UNICODE)
+# Words that carry no topic in a question, however rare a frequency list says they are.
+STOP_WORDS = frozenset(
+    """
+    a an the this that these those there here it its it's i me my mine we us our ours you your
+    yours he him his she her hers they them their theirs one ones is are was were be been being
+    am do does did done doing have has had having will would shall should can could may might
+    must ought of in on at by for with from to into onto about over under up down out off as
+    than then so too very just also only not no nor or and but if else when where what which
+    who whom whose why how whether while because since until after before during any some all
+    each every both either neither few more most much many other such own same again ever
+    please tell know let get got make made thing things something anything way want need like
+    s t d ll re ve m don't doesn't didn't isn't aren't wasn't weren't won't can't i'm we're
+    you're they're that's what's there's how's i've we've
+    """.split()
+)
+
+Zipf = Callable[[str], float | None]
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words; a run of CJK characters becomes its overlapping character pairs."""
+    found: list[str] = []
+    for token in _TOKEN.findall(text.lower()):
+        if CJK.match(token):
+            found.extend(pair for pair in bigrams(token) if pair not in CHINESE_STOP_WORDS)
+        else:
+            found.append(token.replace("’", "'"))
+    return found
+
+
+def stem(word: str) -> str:
+    """A light English stem, enough to match invoice/invoices, live/lives/lived/living."""
+    if CJK.match(word) or not word.isalpha() or len(word) <= 3:
+        return word.removesuffix("'s")
+    word = word.removesuffix("'s")
+    for suffix, replacement, least in (
+        ("ies", "y", 4),
+        ("ied", "y", 4),
+        ("sses", "ss", 4),
+        ("ing", "", 5),
+        ("ed", "", 4),
+        ("es", "", 4),
+        ("s", "", 3),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= least - len(replacement) - 1:
+            if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh", "o")):
+                continue
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                continue
+            word = word[: len(word) - len(suffix)] + replacement
+            break
+    return word.removesuffix("e") if len(word) > 3 else word
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's topic words in order, without repeats or stop words."""
+    seen: dict[str, None] = {}
+    for word in words(query):
+        if word not in STOP_WORDS and word not in seen:
+            seen[word] = None
+    return list(seen)
+
+
+def prior_idf(word: str, zipf: Zipf) -> float:
+    """The word's IDF in an imagined collection of ~100-word documents, from its Zipf value."""
+    value = zipf(word)
+    if value is None and word != stem(word):
+        value = zipf(stem(word))
+    if value is None:
+        value = ZIPF_UNKNOWN_CJK_PAIR if CJK.match(word) else ZIPF_UNKNOWN
+    rate = DOC_TOKENS * 10.0 ** (value - 9.0)
+    return -math.log(-math.expm1(-rate)) if rate > 1e-12 else 27.6
+
+
+def term_weights(terms: Iterable[str], zipf: Zipf) -> dict[str, float]:
+    return {term: prior_idf(term, zipf) for term in terms}
+
+
+def text_stems(text: str) -> set[str]:
+    return {stem(word) for word in words(text)}
+
+
+def matched_terms(weights: Mapping[str, float], stems: set[str]) -> list[str]:
+    return [term for term in weights if stem(term) in stems]
+
+
+def coverage(weights: Mapping[str, float], stems: set[str]) -> float:
+    """Share of the query's weight whose words the text contains (0 when nothing matches)."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    return sum(weights[term] for term in matched_terms(weights, stems)) / total
+
+
+def weighted_match(weights: Mapping[str, float], text: str, average_length: float) -> float:
+    """BM25 with the prior weights as IDF: saturating term counts, longer texts discounted."""
+    counted = [stem(word) for word in words(text)]
+    length = max(len(counted), 1)
+    norm = 1.2 * (0.25 + 0.75 * length / max(average_length, 1.0))
+    score = 0.0
+    for term, weight in weights.items():
+        count = counted.count(stem(term))
+        if count:
+            score += weight * count * 2.2 / (count + norm)
+    return score
+
+
+# --- relevance: one number per hit that means the same for every query and store ----------
+
+
+@dataclass(frozen=True)
+class CosineScale:
+    """Where an embedding model's cosines stop meaning "unrelated" and start meaning "about".
+
+    Every model has its own scale: all-MiniLM puts the nearest unrelated memory of a query
+    near 0.2-0.27 and answers near 0.5, the multilingual USE unrelated ones near 0.15-0.3 and
+    answers near 0.3, e5 everything between 0.78 and 0.92. Chosen per model by
+    benchmarks/relevance_calibration.py on the dev halves of two sets (small store,
+    multilingual): `none` is the lowest cosine at which at most 5% of no-answer queries return
+    anything (at recall.min_relevance 0.25), plus a margin of 0.2 standard deviations of the
+    model's unrelated cosines; checked on the held-out halves and the example store.
+    """
+
+    none: float  # a cosine at or below this is no evidence of relevance...
+    full: float  # ...and at or above this, full evidence
+    # How much lower both lie between a text in a CJK script and one in the Latin script (a
+    # cross-lingual model's unrelated pairs across scripts sit closer to 0: USE's 99th
+    # percentile is 0.25 across, 0.30 within a script, on the multilingual set).
+    cross_script: float = 0.0
+
+
+COSINE_SCALES = {
+    "all-MiniLM-L6-v2-int8": CosineScale(0.22, 0.50),
+    "use-multilingual-v3": CosineScale(0.21, 0.46, cross_script=0.05),
+    "multilingual-e5-small-q4": CosineScale(0.855, 0.915),
+}
+DEFAULT_SCALE = COSINE_SCALES["all-MiniLM-L6-v2-int8"]
+LEXICAL_NONE = 0.25  # a weighted word coverage at or below this is no evidence...
+LEXICAL_FULL = 1.00  # ...and every query word present is full evidence
+
+
+def cosine_scale(model_id: str | None) -> CosineScale:
+    """The calibrated scale of `model_id`; a model not calibrated uses the bundled one's."""
+    return COSINE_SCALES.get(model_id or "", DEFAULT_SCALE)
+
+
+def _ramp(value: float, none: float, full: float) -> float:
+    return min(max((value - none) / (full - none), 0.0), 1.0)
+
+
+def relevance(
+    cosine: float | None,
+    cover: float,
+    identifier: bool = False,
+    scale: CosineScale = DEFAULT_SCALE,
+    cross_script: bool = False,
+) -> float:
+    """How sure we are that a memory is about the query, in [0, 1], from its own evidence only.
+
+    Meaning (the cosine of its vector to the query's, on its model's `scale`) and words (the
+    weighted share of the query's words it contains) each give a degree of evidence on a fixed
+    scale, and either may suffice: relevance = 1 - (1 - meaning)(1 - words). A verbatim
+    identifier of the query is certain. Unlike the fused score, the scale does not depend on
+    the other candidates, so one floor (recall.min_relevance) works for every query and model.
+    `cross_script`: the query and the memory are written in different scripts (CJK, Latin).
+    """
+    if identifier:
+        return 1.0
+    shift = scale.cross_script if cross_script else 0.0
+    meaning = 0.0 if cosine is None else _ramp(cosine, scale.none - shift, scale.full - shift)
+    lexical = _ramp(cover, LEXICAL_NONE, LEXICAL_FULL)
+    return 1.0 - (1.0 - meaning) * (1.0 - lexical)

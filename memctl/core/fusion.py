@@ -1,0 +1,77 @@
+"""Fusion that adapts to the query: each retriever weighs as much as its own evidence for it.
+
+BM25 and the vector search disagree on how much they know per query. A BM25 list whose best
+candidate holds only the query's common words ("first", "down") knows little; a vector list
+whose top cosine stands well above the rest knows a lot. Both are measured on fixed scales
+(weighted word coverage from core.evidence, cosine), so the weights mean the same for every
+query and store. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    bm25: float
+    vector: float
+
+
+def lexical_confidence(best_coverage: float, exponent: float = 1.0, chance: float = 0.0) -> float:
+    """How much the BM25 list knows: the weighted share of the query its best candidates hold,
+    above `chance` (the share a candidate holds by sharing a word or two with any query, such
+    as a CJK character pair spanning two words), rescaled to [0, 1]."""
+    share = max(min(best_coverage, 1.0), 0.0)
+    above = max(share - chance, 0.0) / (1.0 - chance) if chance < 1.0 else 0.0
+    return above**exponent
+
+
+def vector_confidence(cosines: Sequence[float], top: int = 10) -> float:
+    """How peaked the vector list is: its best cosine above the mean of its top `top`, in
+    standard deviations of those cosines (0 for a flat list)."""
+    head = sorted(cosines, reverse=True)[:top]
+    if len(head) < 3:
+        return 0.0
+    rest = head[1:]
+    mean = sum(rest) / len(rest)
+    spread = (sum((c - mean) ** 2 for c in head) / len(head)) ** 0.5
+    return max((head[0] - mean) / spread, 0.0) if spread > 1e-9 else 0.0
+
+
+def adaptive_weights(
+    base: FusionWeights,
+    best_coverage: float,
+    cosines: Sequence[float],
+    coverage_exponent: float,
+    peak_gain: float,
+    coverage_chance: float = 0.0,
+) -> FusionWeights:
+    """The configured weights, each scaled by its retriever's evidence for this query."""
+    return FusionWeights(
+        bm25=base.bm25 * lexical_confidence(best_coverage, coverage_exponent, coverage_chance),
+        vector=base.vector * (1.0 + peak_gain * vector_confidence(cosines)),
+    )
+
+
+def blended_lexical(
+    bm25: Mapping[Key, float], prior: Mapping[Key, float], prior_share: float
+) -> dict[Key, float]:
+    """BM25 (already normalized) mixed with the prior-weighted match (normalized the same way):
+    the prior's share is large in a small store, where BM25's IDF is noise, and fades as the
+    store grows."""
+    return {
+        item: (1.0 - prior_share) * value + prior_share * prior.get(item, 0.0)
+        for item, value in bm25.items()
+    }
+
+
+def prior_share(store_size: int, half_size: float) -> float:
+    """half_size / (half_size + store_size): 1 for an empty store, 0.5 at `half_size` memories."""
+    if half_size <= 0:
+        return 0.0
+    return half_size / (half_size + max(store_size, 0))

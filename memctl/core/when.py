@@ -1,0 +1,221 @@
+"""Time expressions in a query ("last week", "in May", "3 days ago", 上周, 五月), resolved to a
+window of dates against the query's own date (`as_of`). Pure.
+
+A window is [since, until) in UTC. Words that name an event rather than a date ("before the
+migration") come back as an anchor for the caller to look up (`Window.anchor`, `Window.side`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+CN_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+             "九": 9, "十": 10, "十一": 11, "十二": 12}  # fmt: skip
+UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365,
+         "years": 365, "天": 1, "日": 1, "周": 7, "星期": 7, "个月": 30, "月": 30, "年": 365}  # fmt: skip
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_NUMBER = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|[一二两三四五六七八九十]+)"
+_WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                 "seven": 7, "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Window:
+    since: datetime | None = None
+    until: datetime | None = None
+    phrase: str = ""  # the words of the query that named the time
+    anchor: str | None = None  # an event to look up ("the migration"); its date bounds the window
+    side: str | None = None  # "before" or "after" the anchor
+
+
+def _day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _number(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    if text in _WORD_NUMBERS:
+        return _WORD_NUMBERS[text]
+    if text in CN_DIGITS:
+        return CN_DIGITS[text]
+    if text.startswith("十"):  # 十三
+        return 10 + CN_DIGITS.get(text[1:], 0)
+    if "十" in text:  # 二十, 二十三
+        tens, _, ones = text.partition("十")
+        return CN_DIGITS.get(tens, 1) * 10 + (CN_DIGITS.get(ones, 0) if ones else 0)
+    return 1
+
+
+def _month_window(month: int, year: int | None, as_of: datetime) -> tuple[datetime, datetime]:
+    """The named month in `year`, else its latest occurrence that has begun by `as_of`."""
+    if year is None:
+        year = as_of.year if month <= as_of.month else as_of.year - 1
+    start = datetime(year, month, 1, tzinfo=timezone.utc)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=timezone.utc)
+    return start, end
+
+
+def _week_start(moment: datetime) -> datetime:
+    return _day(moment) - timedelta(days=moment.weekday())
+
+
+def parse_window(query: str, as_of: datetime) -> Window | None:
+    """The first time expression of `query`, as a window; None when it names no time."""
+    text = query.lower()
+    today = _day(as_of)
+    for finder in (_relative_days, _named_periods, _ago, _months, _years, _event):
+        found = finder(text, as_of, today)
+        if found is not None:
+            return found
+    return None
+
+
+def _relative_days(text: str, as_of: datetime, today: datetime) -> Window | None:
+    for pattern, days in ((r"\btoday\b|今天", 0), (r"\byesterday\b|昨天", 1), (r"前天", 2)):
+        match = re.search(pattern, text)
+        if match:
+            start = today - timedelta(days=days)
+            return Window(start, start + timedelta(days=1), match.group(0))
+    return None
+
+
+def _named_periods(text: str, as_of: datetime, today: datetime) -> Window | None:
+    week = _week_start(as_of)
+    month = today.replace(day=1)
+    previous_month = (month - timedelta(days=1)).replace(day=1)
+    year = today.replace(month=1, day=1)
+    periods = (
+        (
+            r"\blast week\b|\bprevious week\b|上周|上星期|上个星期|上礼拜",
+            week - timedelta(days=7),
+            week,
+        ),
+        (r"\bthis week\b|本周|这周|这个星期|这星期", week, week + timedelta(days=7)),
+        (r"\blast month\b|\bprevious month\b|上个月|上月", previous_month, month),
+        (r"\bthis month\b|本月|这个月", month, (month + timedelta(days=32)).replace(day=1)),
+        (r"\blast year\b|去年", year.replace(year=year.year - 1), year),
+        (r"\bthis year\b|今年", year, year.replace(year=year.year + 1)),
+    )
+    for pattern, start, end in periods:
+        match = re.search(pattern, text)
+        if match:
+            return Window(start, end, match.group(0))
+    match = re.search(
+        rf"\b(?:in |during )?(?:the )?(?:last|past) {_NUMBER} (days?|weeks?|months?|years?)\b"
+        rf"|最近{_NUMBER}(天|周|个月|年)|过去{_NUMBER}(天|周|个月|年)",
+        text,
+    )
+    if match:
+        groups = [g for g in match.groups() if g]
+        span = _number(groups[0]) * UNITS[groups[1]]
+        return Window(today - timedelta(days=span), as_of + timedelta(seconds=1), match.group(0))
+    return None
+
+
+def _ago(text: str, as_of: datetime, today: datetime) -> Window | None:
+    match = re.search(
+        rf"\b{_NUMBER} (days?|weeks?|months?|years?) ago\b|{_NUMBER}(天|周|个星期|星期|个月|年)前",
+        text,
+    )
+    if not match:
+        return None
+    groups = [g for g in match.groups() if g]
+    unit = groups[1].replace("个星期", "星期")
+    span = _number(groups[0]) * UNITS[unit]
+    # Why: "two weeks ago" is a rough date: a window of one unit around it.
+    center = today - timedelta(days=span)
+    half = timedelta(days=max(UNITS[unit] // 2, 1))
+    return Window(center - half, center + half + timedelta(days=1), match.group(0))
+
+
+def _months(text: str, as_of: datetime, today: datetime) -> Window | None:
+    match = re.search(rf"\b({_MONTH_NAMES})\.?(?:,? (\d{{4}}))?\b", text)
+    if match and (
+        match.group(1) != "may"
+        or re.search(
+            r"\b(?:in|during|since|of|early|late|"
+            r"mid|before|after|until) may\b|may \d{4}",
+            text,
+        )
+    ):
+        month = MONTHS[match.group(1)]
+        year = int(match.group(2)) if match.group(2) else None
+        return _bounded(text, match, *_month_window(month, year, as_of))
+    match = re.search(r"(?:(\d{4})年)?(\d{1,2}|[一二三四五六七八九十]+)月(?:份)?(?!前)", text)
+    if match and not re.search(r"个月", match.group(0)):
+        month = _number(match.group(2))
+        if 1 <= month <= 12:
+            year = int(match.group(1)) if match.group(1) else None
+            return _bounded(text, match, *_month_window(month, year, as_of))
+    return None
+
+
+def _years(text: str, as_of: datetime, today: datetime) -> Window | None:
+    match = re.search(
+        r"\b(?:in|during|since|before|after) ((?:19|20)\d{2})\b|((?:19|20)\d{2})年", text
+    )
+    if not match:
+        return None
+    year = int(match.group(1) or match.group(2))
+    start = datetime(year, 1, 1, tzinfo=timezone.utc)
+    return _bounded(text, match, start, start.replace(year=year + 1))
+
+
+def _bounded(text: str, match: re.Match, start: datetime, end: datetime) -> Window:
+    """`since May` / `after May` open the window's end; `before May` / `until May` its start."""
+    before = text[: match.start()].rstrip()
+    phrase = match.group(0)
+    if re.search(r"\b(?:since|after)$|以来$|之后$", before):
+        return Window(start if before.endswith("since") else end, None, phrase)
+    if re.search(r"\b(?:before|until|till)$|之前$|以前$", before):
+        return Window(None, start, phrase)
+    return Window(start, end, phrase)
+
+
+_STOP = r"(?:what|which|who|whom|when|where|why|how|did|do|does|we|i|you|they|was|were|is|are|and|or|to)"
+_EVENT = re.compile(
+    rf"\b(before|after|since) (the (?:(?!{_STOP}\b)[a-z0-9][\w-]*(?:\s|$)){{1,3}})"
+    r"|在?([^\s，,。？?]{1,12}?)(之前|以前|之后|以后)"
+)
+
+
+def _event(text: str, as_of: datetime, today: datetime) -> Window | None:
+    match = _EVENT.search(text)
+    if not match:
+        return None
+    if match.group(1):
+        side = "before" if match.group(1) == "before" else "after"
+        anchor = match.group(2).strip()
+    else:
+        side = "before" if match.group(4) in ("之前", "以前") else "after"
+        anchor = match.group(3).strip()
+    return Window(None, None, match.group(0).strip(), anchor=anchor, side=side)
+
+
+def around(moment: datetime, side: str) -> Window:
+    """The window before or after an anchor event's date."""
+    return Window(None, moment) if side == "before" else Window(moment, None)

@@ -1,0 +1,241 @@
+"""From ranked candidates to hits: read each file, weigh its own evidence, apply the floor.
+
+A hit's `relevance` is computed from that memory's own evidence alone (its cosine to the
+query, the weighted share of the query's words it holds, a verbatim identifier), so one floor
+(`recall.min_relevance`) means the same for every query; the fused `score` only orders one
+answer. A memory superseded by a newer one steps aside unless asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memctl.config import Store
+from memctl.core.chunking import split_chunks
+from memctl.core.errors import InvalidMemoryFile
+from memctl.core.evidence import DEFAULT_SCALE, CosineScale, coverage, relevance, text_stems
+from memctl.core.memory import Memory
+from memctl.core.text_tokens import non_latin_share
+from memctl.service.retrieval.indexing import sequence_of
+from memctl.store.files import max_file_bytes, read_memory
+
+# Candidates whose evidence is weighed, per hit asked for: the floor may drop some of them.
+EVIDENCE_DEPTH = 4
+NEIGHBOUR_CHARS = 300  # a neighbour shown as context is clipped to this
+
+
+@dataclass
+class Hit:
+    id: str
+    path: Path
+    title: str
+    type: str
+    tags: list[str]
+    score: float
+    body: str
+    memory: Memory
+    sources: list[str] = field(default_factory=list)
+    snippet: str | None = None  # the best-matching chunk of a long (chunked) memory
+    # How sure recall is that this memory is about the query, in [0, 1], on the same scale for
+    # every query (score only orders one answer's hits).
+    relevance: float = 0.0
+    cosine: float | None = None  # the evidence relevance is weighed from (not in the JSON)
+    coverage: float = 0.0
+    # Memories written just before and after this one in its session, shown as its context
+    # (recall(with_neighbours=True)); they never take a hit's place in the ranking.
+    neighbours: list[dict[str, Any]] = field(default_factory=list)
+    superseded_by: str | None = None  # a newer memory that states another value for this subject
+    supersedes: list[str] = field(default_factory=list)
+
+    @property
+    def date(self) -> str | None:
+        """When what the memory says happened: `occurred_at` if the file has it, else `created`."""
+        return memory_date(self.memory)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": str(self.path),
+            "title": self.title,
+            "type": self.type,
+            "tags": self.tags,
+            "score": round(self.score, 6),
+            "relevance": round(self.relevance, 4),
+            "date": self.date,
+            "current": self.superseded_by is None,
+            "superseded_by": self.superseded_by,
+            "supersedes": self.supersedes,
+            "body": self.body,
+            "snippet": self.snippet,
+            "neighbours": self.neighbours,
+        }
+
+
+def mostly_cjk(text: str) -> bool:
+    return non_latin_share(text) > 0.5
+
+
+def memory_date(memory: Memory) -> str | None:
+    value = memory.extra.get("occurred_at") or memory.created
+    return str(value) if value else None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a hit's relevance is weighed from: the query's word weights, its vector (None in
+    bm25 mode), the vector search's rows and the ids that hold a query identifier verbatim."""
+
+    weights: dict[str, float]
+    query_vector: Any
+    vector_rows: list[dict] | None
+    identifier_ids: set[str]
+    scale: CosineScale = DEFAULT_SCALE  # how the store's embedding model's cosines read
+    query_cjk: bool = False  # the query is mostly in a CJK script
+
+
+def select_hits(
+    store: Store,
+    indexes: list,
+    ranked: list[str],
+    rows: dict[str, dict],
+    scores: dict[str, float],
+    sources: dict[str, set[str]],
+    evidence: Evidence,
+    k: int,
+    floor: float,
+    include_superseded: bool,
+) -> list[Hit]:
+    """The first `k` ranked memories that are readable, relevant enough and current."""
+    head = ranked[: max(k * EVIDENCE_DEPTH, 20)]
+    cosines = _cosines(indexes, head, evidence)
+    hits: list[Hit] = []
+    for memory_id in head:
+        if len(hits) >= k:
+            break
+        row = rows[memory_id]
+        hit = to_hit(store, row, scores[memory_id], sources.get(memory_id, set()))
+        if hit is None:
+            continue
+        hit.cosine = cosines.get(memory_id)
+        hit.coverage = coverage(evidence.weights, text_stems(row["text"]))
+        hit.relevance = relevance(
+            hit.cosine,
+            hit.coverage,
+            memory_id in evidence.identifier_ids,
+            evidence.scale,
+            cross_script=mostly_cjk(row["text"]) != evidence.query_cjk,
+        )
+        if hit.relevance < floor:
+            continue
+        _mark_revisions(hit)
+        if hit.superseded_by and not include_superseded:
+            continue
+        hits.append(hit)
+    # Why: a superseded memory may match the query better (it is the older wording), but what
+    # is true now comes first.
+    return sorted(hits, key=lambda hit: hit.superseded_by is not None)
+
+
+def _cosines(indexes: list, ids: list[str], evidence: Evidence) -> dict[str, float]:
+    """Each memory's best cosine to the query; memories the vector search did not return are
+    looked up by id (their first chunk)."""
+    if evidence.query_vector is None:
+        return {}
+    found: dict[str, float] = {}
+    for row in evidence.vector_rows or ():
+        found[row["id"]] = max(found.get(row["id"], -1.0), 1.0 - float(row["_distance"]))
+    missing = [memory_id for memory_id in ids if memory_id not in found]
+    if missing:
+        import numpy as np
+
+        query = np.asarray(evidence.query_vector, dtype=np.float32)
+        for index in indexes:
+            for memory_id, vector in index.vectors_for_ids(missing).items():
+                found[memory_id] = float(np.asarray(vector, dtype=np.float32) @ query)
+    return found
+
+
+def _mark_revisions(hit: Hit) -> None:
+    """Which memory replaced this one (front matter `superseded_by`), which it replaced."""
+    replaced_by = hit.memory.extra.get("superseded_by")
+    if isinstance(replaced_by, str) and replaced_by:
+        hit.superseded_by = replaced_by
+    hit.supersedes = [
+        str(relation.get("target"))
+        for relation in hit.memory.relations
+        if isinstance(relation, dict) and relation.get("type") == "supersedes"
+    ]
+
+
+def to_hit(store: Store, row: dict, score: float, sources: set[str]) -> Hit | None:
+    """Read the file: it is the truth, the row only a cache."""
+    try:
+        memory = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
+    except (OSError, InvalidMemoryFile):
+        return None
+    return Hit(
+        id=memory.id,
+        path=store.root / row["path"],
+        title=memory.display_title,
+        type=memory.type,
+        tags=list(memory.tags),
+        score=score,
+        body=memory.body,
+        memory=memory,
+        sources=sorted(set(sources)),
+        snippet=_chunk_snippet(memory.body, int(row.get("chunk") or 0)),
+    )
+
+
+def _chunk_snippet(body: str, chunk: int) -> str | None:
+    """The text of chunk `chunk` when the body is indexed in chunks; None for a whole body."""
+    chunks = split_chunks(body.strip())
+    return chunks[chunk] if len(chunks) > 1 and chunk < len(chunks) else None
+
+
+def attach_neighbours(store: Store, indexes: list, hits: list[Hit]) -> None:
+    """Each hit in a session gets the memories just before and after it as `neighbours`."""
+    sequences = {}
+    for hit in hits:
+        sequence = sequence_of(hit.memory)
+        if sequence:
+            sequences[hit.id] = sequence
+    if not sequences:
+        return
+    members: dict[str, list[tuple[str, str, str]]] = {}
+    for index in indexes:
+        for row in index.sequence_rows(sorted(set(sequences.values()))):
+            members.setdefault(row["sequence"], []).append(
+                (row.get("created") or "", row["id"], row.get("path") or "")
+            )
+    for hit in hits:
+        ordered = sorted(members.get(sequences.get(hit.id, ""), ()))
+        position = next((n for n, item in enumerate(ordered) if item[1] == hit.id), None)
+        if position is None:
+            continue
+        for offset in (-1, 1):
+            if 0 <= position + offset < len(ordered):
+                neighbour = _read_neighbour(store, indexes, ordered[position + offset][1])
+                if neighbour is not None:
+                    hit.neighbours.append({"offset": offset, **neighbour})
+
+
+def _read_neighbour(store: Store, indexes: list, memory_id: str) -> dict[str, Any] | None:
+    for index in indexes:
+        for row in index.rows_for_ids([memory_id]):
+            try:
+                memory = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
+            except (OSError, InvalidMemoryFile):
+                return None
+            text = " ".join(memory.body.split())
+            if len(text) > NEIGHBOUR_CHARS:
+                text = text[: NEIGHBOUR_CHARS - 1].rstrip() + "…"
+            return {
+                "id": memory.id,
+                "title": memory.display_title,
+                "date": memory_date(memory),
+                "body": text,
+            }
+    return None

@@ -1,0 +1,74 @@
+"""Time in recall: `--since/--until` filter by date; a time expression in the query boosts.
+
+Why two behaviours: dates a person types as options are meant literally, so they filter. A
+time expression read out of the query ("last week", "in May", 上周) may be misread or refer to a
+date the store does not use, so it only favours memories of that time: added to their score,
+never removing the others. "before the migration" is resolved by finding the memory about the
+migration and taking its date.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from memctl.core.errors import UsageError
+from memctl.core.memory import parse_time
+from memctl.core.when import Window, around, parse_window
+
+
+def as_datetime(value: str | datetime | None, name: str) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value if value is None or value.tzinfo else value.replace(tzinfo=timezone.utc)
+    parsed = parse_time(value)
+    if parsed is None:
+        raise UsageError(f"--{name} '{value}' is not a date; use ISO 8601, e.g. 2025-05-01.")
+    return parsed
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def explicit_window(since, until) -> tuple[datetime | None, datetime | None]:
+    bounds = as_datetime(since, "since"), as_datetime(until, "until")
+    if bounds[0] and bounds[1] and bounds[0] >= bounds[1]:
+        raise UsageError("--since must be earlier than --until.")
+    return bounds
+
+
+def in_window(date: str | None, since: datetime | None, until: datetime | None) -> bool:
+    moment = parse_time(date)
+    if moment is None:
+        return since is None and until is None
+    return (since is None or moment >= since) and (until is None or moment < until)
+
+
+def query_window(query: str, as_of, anchor_date: Callable[[str], datetime | None]) -> Window | None:
+    """The time the query speaks of, if any; `anchor_date` finds an event's date."""
+    now = as_datetime(as_of, "as-of") or datetime.now(timezone.utc)
+    window = parse_window(query, now)
+    if window is None or window.anchor is None:
+        return window
+    moment = anchor_date(window.anchor)
+    return around(moment, window.side or "before") if moment else None
+
+
+def add_time_bonus(scores: dict, rows: dict, window: Window | None, bonus: float) -> None:
+    """Memories dated inside the window gain `bonus` (a share of one retriever's top score)."""
+    if window is None or bonus <= 0 or (window.since is None and window.until is None):
+        return
+    for memory_id in scores:
+        row = rows.get(memory_id) or {}
+        if in_window(row.get("created"), window.since, window.until):
+            scores[memory_id] += bonus
+
+
+def without_phrase(query: str, window: Window | None) -> str:
+    """The query without the words that named its time."""
+    if window is None or not window.phrase:
+        return query
+    start = query.lower().find(window.phrase)
+    if start < 0:
+        return query
+    return (query[:start] + " " + query[start + len(window.phrase) :]).strip() or query
