@@ -453,12 +453,29 @@ def check_config(
         settings, unknown = build(Settings, data)
     except SettingError as exc:
         raise InvalidConfig(source, line_of(lines, exc.keys), exc.problem) from None
-    warnings = tuple(
-        f"{source}:{line_of(lines, keys)}: unknown setting '{'.'.join(keys)}' (ignored); "
-        f"known {'sections' if len(keys) == 1 else 'keys'}: {_known_names(keys)}"
-        for keys in unknown
-    )
+    warnings = tuple(_unknown_warning(source, line_of(lines, keys), keys) for keys in unknown)
     return LoadedConfig(settings, dict(data), warnings)
+
+
+# Keys an earlier memctl read, and what replaced them. Their values are not carried over: a
+# cosine similarity and a relevance are on different scales.
+REPLACED_KEYS: dict[tuple[str, ...], str] = {
+    ("hooks", "prompt_min_similarity"): "hooks.prompt_min_relevance",
+    ("context", "min_similarity"): "context.min_relevance",
+}
+
+
+def _unknown_warning(source: Path | str, line: int, keys: tuple[str, ...]) -> str:
+    name = ".".join(keys)
+    if tuple(keys) in REPLACED_KEYS:
+        return (
+            f"{source}:{line}: '{name}' was replaced by '{REPLACED_KEYS[tuple(keys)]}', a relevance "
+            "in [0, 1] rather than a cosine (ignored; see README, How recall works)"
+        )
+    return (
+        f"{source}:{line}: unknown setting '{name}' (ignored); "
+        f"known {'sections' if len(keys) == 1 else 'keys'}: {_known_names(keys)}"
+    )
 
 
 def config_error(store: Store, keys: KeyPath, problem: str) -> InvalidConfig:

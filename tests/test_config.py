@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from memctl import service
-from memctl.config import DEFAULTS, Settings, open_store
+from memctl.config import DEFAULTS, Settings, check_config, open_store
 from memctl.core.errors import InvalidConfig
 
 
@@ -111,3 +111,15 @@ def test_the_environment_is_read_once_and_not_kept(store):
     assert opened.settings.llm.api_key == "sk-not-for-reprs"
     assert "sk-not-for-reprs" not in repr(opened) and "HOME" not in repr(opened)
     assert not hasattr(opened, "env")
+
+
+def test_a_replaced_key_names_its_successor_and_is_not_carried_over():
+    data = {"hooks": {"prompt_min_similarity": 0.3}, "context": {"min_similarity": 0.2}}
+    loaded = check_config(data, "config.yaml", {("hooks", "prompt_min_similarity"): 2})
+    assert loaded.settings.hooks.prompt_min_relevance is None
+    assert any(
+        "config.yaml:2: 'hooks.prompt_min_similarity' was replaced by 'hooks.prompt_min_relevance'"
+        in warning
+        for warning in loaded.warnings
+    )
+    assert any("'context.min_relevance'" in warning for warning in loaded.warnings)
