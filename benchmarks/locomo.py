@@ -238,6 +238,26 @@ def parse_overrides(items: list[str]) -> dict:
     return overrides
 
 
+def add_override_option(parser: argparse.ArgumentParser, example: str) -> None:
+    """`--set KEY=VALUE`, repeatable; read_overrides() turns the values into a config mapping."""
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"override a config key for this run, e.g. {example} (value is YAML)",
+    )
+
+
+def read_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Replace args.overrides (KEY=VALUE strings) by their mapping; a bad one is a usage error."""
+    try:
+        args.overrides = parse_overrides(args.overrides)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.locomo", description=__doc__.splitlines()[0]
@@ -265,20 +285,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=list(MODES),
         help="retrieval modes to run (default: hybrid bm25 vector)",
     )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key for this run, e.g. --set recall.fusion=rrf "
-        "--set 'recall.neighbour_weights=[]' (for ablations; value is YAML)",
+    add_override_option(
+        parser, "--set recall.fusion=rrf --set 'recall.neighbour_weights=[]' (for ablations)"
     )
     args = parser.parse_args(argv)
-    try:
-        args.overrides = parse_overrides(args.overrides)
-    except ValueError as exc:
-        parser.error(str(exc))
+    read_overrides(parser, args)
     if not args.data.is_file():
         parser.error(f"{args.data}: no such file")
     if any(k < 1 for k in args.k):

@@ -21,7 +21,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.locomo import parse_overrides
+from benchmarks.locomo import add_override_option, read_overrides
 from benchmarks.machine import machine_info, peak_rss_mb
 from benchmarks.scoring import MODES
 from memctl.config import Store, with_overrides
@@ -119,19 +119,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--modes", nargs="+", choices=MODES, default=list(MODES), help="retrieval modes to run"
     )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key, e.g. --set embedding.model=multilingual (value is YAML)",
-    )
+    add_override_option(parser, "--set embedding.model=multilingual")
     args = parser.parse_args(argv)
-    try:
-        args.overrides = parse_overrides(args.overrides)
-    except ValueError as exc:
-        parser.error(str(exc))
+    read_overrides(parser, args)
     args.modes = tuple(m for m in MODES if m in args.modes)
     return args
 

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.small_store import write_notes
 from benchmarks.small_store_data import NOTES, QUERIES
 from memctl.config import Store, with_overrides
 
@@ -80,19 +81,7 @@ def small_store(root: Path, overrides: dict) -> tuple[Store, list[tuple[str, set
     from memctl import service
 
     store = with_overrides(service.init_store(root / ".memory"), overrides)
-    for note in NOTES:
-        service.add_memory(
-            store,
-            note.text,
-            type=note.type,
-            tags=list(note.tags),
-            created=f"{note.created}T09:00:00Z",
-            memory_id=note.id,
-            dedup=False,
-            force=True,
-            sync=False,
-        )
-    service.sync_index(store)
+    write_notes(store, NOTES)
     return store, [(query.text, set(query.gold)) for query in QUERIES]
 
 

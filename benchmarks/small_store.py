@@ -24,7 +24,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.locomo import parse_overrides
+from benchmarks.locomo import add_override_option, read_overrides
 from benchmarks.machine import machine_info
 from benchmarks.small_store_data import NOTES, QUERIES, Note, Query
 from memctl.config import Store, with_overrides
@@ -34,6 +34,25 @@ DEPTH = 5
 STORE_FORMAT = 1  # bump when the notes or how they are written change: --workdir stores rebuild
 
 console = Console(stderr=True)
+
+
+def write_notes(store: Store, notes: tuple[Note, ...]) -> None:
+    """Each note through memctl's write path under its fixed id and date, then one sync."""
+    from memctl import service
+
+    for note in notes:
+        service.add_memory(
+            store,
+            note.text,
+            type=note.type,
+            tags=list(note.tags),
+            created=f"{note.created}T09:00:00Z",
+            memory_id=note.id,
+            dedup=False,
+            force=True,
+            sync=False,
+        )
+    service.sync_index(store)
 
 
 def build_store(directory: Path, notes: tuple[Note, ...] = NOTES) -> Store:
@@ -55,19 +74,7 @@ def build_store(directory: Path, notes: tuple[Note, ...] = NOTES) -> Store:
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
     store = service.init_store(store_dir)
-    for note in notes:
-        service.add_memory(
-            store,
-            note.text,
-            type=note.type,
-            tags=list(note.tags),
-            created=f"{note.created}T09:00:00Z",
-            memory_id=note.id,
-            dedup=False,
-            force=True,
-            sync=False,
-        )
-    service.sync_index(store)
+    write_notes(store, notes)
     marker.write_text(json.dumps(fingerprint), encoding="utf-8")
     return store
 
@@ -168,19 +175,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--details", type=Path, default=None, help="per-query rankings")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the store here")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key, e.g. --set recall.min_relevance=0 (value is YAML)",
-    )
+    add_override_option(parser, "--set recall.min_relevance=0")
     args = parser.parse_args(argv)
-    try:
-        args.overrides = parse_overrides(args.overrides)
-    except ValueError as exc:
-        parser.error(str(exc))
+    read_overrides(parser, args)
     args.modes = tuple(m for m in MODES if m in args.modes)
     return args
 
