@@ -206,6 +206,32 @@ def test_prompt_gets_related_memories_once_per_session(project):
 
 
 @pytest.mark.model
+def test_prompt_hook_finishes_an_interrupted_forget_before_reading(project):
+    """A forget killed midway left its journal: the hook removes the memory before it could be
+    injected into the agent's prompt."""
+    from memctl.config import open_store
+    from memctl.store.forget_journal import journal_path, write_journal
+
+    added = invoke("add", "The vault host is zebraquokka-7 in rack 12", "--json")
+    assert added.exit_code == 0, added.output
+    store = open_store(str(project / ".memory"))
+    write_journal(store.state_dir, [json.loads(added.stdout)["id"]], [])
+
+    result = invoke(
+        "hook",
+        "claude-code",
+        "user-prompt-submit",
+        input=payload(
+            "UserPromptSubmit", project, prompt="which host is the vault zebraquokka on?"
+        ),
+    )
+
+    assert result.exit_code == 0 and "zebraquokka" not in result.stdout
+    assert not journal_path(store.state_dir).exists()
+    assert not [p for p in (project / ".memory").rglob("*.md") if "zebraquokka" in p.read_text()]
+
+
+@pytest.mark.model
 @pytest.mark.parametrize("prompt", ["ok", "/clear", "write a haiku about autumn leaves"])
 def test_trivial_or_unrelated_prompts_get_nothing(project, prompt):
     assert invoke("add", "Postgres listens on port 5433 in the dev docker compose").exit_code == 0

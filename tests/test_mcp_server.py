@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from memctl.store.forget_journal import journal_path, write_journal
+
 mcp = pytest.importorskip("mcp")
 
 
@@ -67,6 +69,17 @@ def test_tools_and_resources_over_stdio(store):
         assert f"id: {memory_id}" in read.contents[0].text and "port 5433" in read.contents[0].text
         index = json.loads((await client.read_resource("memctl://memories")).contents[0].text)
         assert [entry["id"] for entry in index] == [memory_id]
+
+        # A `memctl forget` killed midway in another process: the server finishes it before
+        # its next tool call reads the store, so the memory never reaches the agent.
+        doomed = payload(
+            await client.call_tool("add", {"text": "The vault host is zebraquokka-7 in rack 12"})
+        )
+        write_journal(store.state_dir, [doomed["id"]], [])
+        hits = payload(await client.call_tool("recall", {"query": "zebraquokka vault host"}))
+        assert doomed["id"] not in [hit["id"] for hit in hits]
+        assert not journal_path(store.state_dir).exists()
+        assert not [p for p in store.root.rglob("*.md") if "zebraquokka" in p.read_text()]
 
         refused = await client.call_tool(
             "add", {"text": "Lunch is at noon on Fridays", "type": "gossip"}

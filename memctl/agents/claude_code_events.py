@@ -22,6 +22,7 @@ from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.privacy import shares_private
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
+from memctl.store.forget_journal import journal_path
 from memctl.store.hook_state import load_session_state, safe_name, save_session_state
 
 LOG_NAME = "hooks.log"
@@ -178,6 +179,16 @@ def run_ingest_job(store: Store, job_path: Path) -> None:
     job_path.unlink(missing_ok=True)
 
 
+def finish_interrupted_forgets(*stores: Store | None) -> None:
+    """Finish a forget killed midway before anything is read, so that what it was removing
+    (a memory, or a summary derived from it) never reaches the agent's prompt."""
+    for store in stores:
+        if store is not None and journal_path(store.state_dir).is_file():
+            from memctl.service.memories.forgetting import resume_forget
+
+            resume_forget(store)
+
+
 def claude_code_handlers(
     store: Store,
     spawn: Callable[[list[str], Path], None] | None,
@@ -192,9 +203,17 @@ def claude_code_handlers(
     def session_end(payload: HookPayload) -> None:
         capture_transcript(store, payload, final=True, spawn=spawn, user_store=user_store)
 
+    def session_start(payload: HookPayload) -> str:
+        finish_interrupted_forgets(store, user_store)
+        return session_start_context(store, payload, user_store)
+
+    def prompt(payload: HookPayload) -> str:
+        finish_interrupted_forgets(store, user_store)
+        return prompt_context(store, payload, user_store)
+
     return {
-        "SessionStart": lambda payload: session_start_context(store, payload, user_store),
-        "UserPromptSubmit": lambda payload: prompt_context(store, payload, user_store),
+        "SessionStart": session_start,
+        "UserPromptSubmit": prompt,
         "PreCompact": pre_compact,
         "SessionEnd": session_end,
     }

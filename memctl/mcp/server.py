@@ -71,6 +71,7 @@ def build_server(store: Store) -> Any:
 
     def tool_call(work):
         try:
+            finish_interrupted_forget(store)
             return work()
         except MemctlError as exc:  # the model reads the message and can correct its call
             raise ToolError(str(exc)) from None
@@ -158,6 +159,7 @@ def build_server(store: Store) -> Any:
         description="Every memory: id, title, type, tags and its resource URI.",
     )
     def memories_index() -> str:
+        finish_interrupted_forget(store)
         return json.dumps(
             [
                 {
@@ -180,6 +182,7 @@ def build_server(store: Store) -> Any:
     )
     def memory_file(memory_id: str) -> str:
         try:
+            finish_interrupted_forget(store)
             path, memory = service.get_memory(store, memory_id)
             if memory.scope == "private" and not shares_private(store):
                 raise MemctlError(
@@ -191,6 +194,17 @@ def build_server(store: Store) -> Any:
             raise ResourceError(str(exc)) from None
 
     return server
+
+
+def finish_interrupted_forget(store: Store) -> None:
+    """A forget killed midway (by the CLI or by this server) is finished before any tool or
+    resource reads the store: what it was removing never reaches the agent."""
+    from memctl.store.forget_journal import journal_path
+
+    if journal_path(store.state_dir).is_file():
+        from memctl.service.memories.forgetting import resume_forget
+
+        resume_forget(store)
 
 
 def serve_stdio(store: Store) -> None:
