@@ -188,3 +188,12 @@ def test_a_query_whose_words_match_only_crumbs_ranks_the_meaning_match_first(sto
     )
     assert service.recall(trusting, query, k=3, min_relevance=0)[0].id == ids[1]
     assert service.recall(large, "what does ERR_PAY_4471 mean", k=1)[0].id == ids[6]
+
+
+def test_a_lifted_neighbour_stays_below_the_memory_that_lifted_it():
+    near = sequence_neighbours({"s": ["hit", "reply", "other"]})
+    spread = spread_to_neighbours({"hit": 1.0, "reply": 0.9}, near, (0.4, 0.1))
+    assert spread["reply"] < spread["hit"] == 1.0  # 0.9 + 0.4 would have passed the hit
+    assert spread["reply"] > 0.9  # still lifted above its own score
+    # a neighbour whose own evidence is stronger keeps it
+    assert spread_to_neighbours({"hit": 0.5, "reply": 0.9}, near, (0.4, 0.1))["reply"] == 0.9
