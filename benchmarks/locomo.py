@@ -2,6 +2,11 @@
 
 python -m benchmarks.locomo PATH/locomo10.json [--quick] [--json OUT] [--k 5 10]
                             [--conversations N] [--workdir DIR] [--details OUT.jsonl]
+                            [--one-speaker]
+
+`--one-speaker` keeps only the first speaker's turns as memories (the way a user's own side of
+long chat histories is stored) and only the questions all of whose evidence that speaker said:
+neighbours in a session are then the same person's other turns, not the reply to a question.
 """
 
 from __future__ import annotations
@@ -30,6 +35,23 @@ MARKER_NAME = "ingested.json"
 STATS_NAME = "write-stats.json"
 
 console = Console(stderr=True)
+
+
+def one_speaker(conv: Conversation) -> Conversation:
+    """The conversation as the first speaker's memories: their turns, and the questions whose
+    evidence lies wholly in them."""
+    speaker = conv.speakers[0]
+    turns = [turn for turn in conv.turns if turn.speaker == speaker]
+    said = {turn.dia_id for turn in turns}
+    questions = [q for q in conv.questions if set(q.evidence) <= said]
+    return Conversation(
+        sample_id=f"{conv.sample_id}-a",
+        speakers=conv.speakers,
+        turns=turns,
+        questions=questions,
+        cleaning=conv.cleaning,
+        questions_total=len(questions),
+    )
 
 
 def _ingest_fingerprint(conv: Conversation) -> dict:
@@ -264,6 +286,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("data", type=Path, help="path to locomo10.json")
     parser.add_argument("--quick", action="store_true", help="first conversation only")
+    parser.add_argument(
+        "--one-speaker",
+        action="store_true",
+        help="only the first speaker's turns as memories, only questions on what they said",
+    )
     parser.add_argument("--conversations", type=int, default=None, help="first N conversations")
     parser.add_argument(
         "--k", type=int, nargs="+", default=[5, 10], help="cut-offs to score (default 5 10)"
@@ -305,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     conversations = load_conversations(args.data)
     limit = 1 if args.quick else args.conversations
     selected = conversations[:limit] if limit else conversations
+    if args.one_speaker:
+        selected = [one_speaker(conv) for conv in selected]
     cleaning_all: Counter = sum((conv.cleaning for conv in conversations), Counter())
     cleaning: Counter = sum((conv.cleaning for conv in selected), Counter())
     questions_total = sum(conv.questions_total for conv in selected)

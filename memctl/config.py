@@ -74,6 +74,10 @@ class RecallSettings:
     # adaptive: a best match holding no more than this share of the query gives BM25 no say
     # (a word or two any text shares with the query); shares above it are rescaled to 0-1
     coverage_chance: float = fraction(0.15)
+    # adaptive, at any store size: a best match holding less than this share of the query cuts
+    # BM25's weight in proportion (to none at coverage_chance): BM25 that matched only crumbs
+    # of the query ranks noise in a store of any size
+    coverage_full: float = fraction(0.3)
     # adaptive: vector weight times 1 + this x how far its top cosine stands above the rest
     peak_gain: float = setting(0.2, at_least=0)
     # A store of this many memories takes half its lexical score from BM25 and half from a

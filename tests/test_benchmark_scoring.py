@@ -281,3 +281,13 @@ def test_config_overrides_for_ablations():
     ) == {"recall": {"fusion": "rrf", "neighbour_weights": [], "bm25_weight": 1}}
     with pytest.raises(ValueError):
         parse_overrides(["recall.fusion"])
+
+
+def test_one_speaker_keeps_that_speakers_turns_and_the_questions_on_what_they_said():
+    from benchmarks.locomo import one_speaker
+
+    conv = one_speaker(read_conversation(tiny_sample()))
+    assert [turn.dia_id for turn in conv.turns] == ["D1:1", "D2:1", "D2:3"]
+    # Ana's cat (D1:1) and Miso's trick (D1:1 + D2:1) stay; Ben's tomatoes go
+    assert [q.text for q in conv.questions] == ["What pet does Ana have?", "What can Miso do?"]
+    assert conv.sample_id == "tiny-a"

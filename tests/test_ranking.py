@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memctl import service
+from memctl.core.fusion import lexical_trust
 from memctl.core.ranking import (
     normalized_scores,
     reciprocal_rank_fusion,
@@ -145,3 +146,54 @@ def test_neighbours_can_be_turned_off(store):
         config.read_text().replace("recall:\n", "recall:\n  neighbour_weights: []\n", 1)
     )
     assert score_of_reply() < with_neighbours
+
+
+def test_bm25_matching_only_crumbs_of_the_query_has_no_say_at_any_store_size():
+    # a best match holding no more than chance of the query: no trust; all of it: full trust
+    assert lexical_trust(0.10, chance=0.15, full=0.3) == 0.0
+    assert lexical_trust(0.15, chance=0.15, full=0.3) == 0.0
+    assert lexical_trust(0.225, chance=0.15, full=0.3) == pytest.approx(0.5)
+    assert lexical_trust(0.3, chance=0.15, full=0.3) == 1.0
+    assert lexical_trust(0.9, chance=0.15, full=0.3) == 1.0
+
+
+OFFICE_NOTES = [
+    "To roll back a bad deploy, run deploy revert; it restores the previous build in two minutes.",
+    "The quarterly planning meeting happens in the big room on the third floor.",
+    "Our office coffee machine is descaled every Friday by facilities.",
+    "The team lunch budget is twenty euros per person.",
+    "New laptops are ordered through the IT portal, delivery takes a week.",
+    "Vacation requests go to your manager at least two weeks ahead.",
+    "Payments failing with ERR_PAY_4471 mean the card issuer timed out; retry once.",
+    "Parking spots in the garage are assigned by seniority.",
+]
+
+
+@pytest.mark.model
+def test_a_query_whose_words_match_only_crumbs_ranks_the_meaning_match_first(store):
+    """BM25 matching one stray word ("floor") must not outrank what the query means, even
+    with the fixed weights of a large store (prior_half_size 0); an identifier still wins."""
+    from memctl.config import with_overrides
+
+    ids = [
+        service.add_memory(store, text, sync=False, dedup=False, force=True).memory.id
+        for text in OFFICE_NOTES
+    ]
+    service.sync_index(store)
+    large = with_overrides(store, {"recall": {"prior_half_size": 0}})
+    query = "how do we go back after shipping a faulty version to the floor"
+    assert service.recall(large, query, k=3, min_relevance=0)[0].id == ids[0]
+    trusting = with_overrides(
+        store, {"recall": {"prior_half_size": 0, "coverage_chance": 0, "coverage_full": 0}}
+    )
+    assert service.recall(trusting, query, k=3, min_relevance=0)[0].id == ids[1]
+    assert service.recall(large, "what does ERR_PAY_4471 mean", k=1)[0].id == ids[6]
+
+
+def test_a_lifted_neighbour_stays_below_the_memory_that_lifted_it():
+    near = sequence_neighbours({"s": ["hit", "reply", "other"]})
+    spread = spread_to_neighbours({"hit": 1.0, "reply": 0.9}, near, (0.4, 0.1))
+    assert spread["reply"] < spread["hit"] == 1.0  # 0.9 + 0.4 would have passed the hit
+    assert spread["reply"] > 0.9  # still lifted above its own score
+    # a neighbour whose own evidence is stronger keeps it
+    assert spread_to_neighbours({"hit": 0.5, "reply": 0.9}, near, (0.4, 0.1))["reply"] == 0.9

@@ -58,6 +58,19 @@ def adaptive_weights(
     )
 
 
+def lexical_trust(best_coverage: float, chance: float, full: float) -> float:
+    """How far the BM25 list may be trusted at all, whatever the store's size: 0 when its best
+    candidates hold no more of the query than `chance` (a word or two any text shares with it,
+    such as a CJK character pair spanning two words), rising to 1 at `full`.
+
+    Why at any size: BM25 that matched only such crumbs ranks noise, however large the store
+    (a Chinese paraphrase, a query across languages); a vector list still knows something then.
+    """
+    if full <= chance:
+        return 1.0 if best_coverage > chance else 0.0
+    return min(max((best_coverage - chance) / (full - chance), 0.0), 1.0)
+
+
 def blended_lexical(
     bm25: Mapping[Key, float], prior: Mapping[Key, float], prior_share: float
 ) -> dict[Key, float]:

@@ -100,6 +100,10 @@ def score_fusion(
     return fused
 
 
+# A neighbour lifted by a memory's score ends at most at this share of that score.
+NEIGHBOUR_CEILING = 0.999
+
+
 def sequence_neighbours(sequences: dict[str, list[str]]) -> dict[str, list[tuple[str, int]]]:
     """For ordered sequences of ids, each id's neighbours with their distance (1 or 2)."""
     neighbours: dict[str, list[tuple[str, int]]] = {}
@@ -122,12 +126,17 @@ def spread_to_neighbours(
     """Each candidate passes a share of its score to the memories written just before and after it.
 
     A statement and the turn that answers it are often found through only one of them; this lets
-    the other follow. The share is bounded (weights[d-1] per distance d), so a neighbour can rise
-    but never outrank by much the memory that actually matched.
+    the other follow. The share is bounded (weights[d-1] per distance d), and a neighbour lifted
+    this way stays just below the best memory that lifted it: a neighbour is context for a hit,
+    never ahead of the memory whose own evidence found it (its own score, if higher, stands).
     """
     spread = dict(scores)
+    ceiling: dict[str, float] = {}
     for item, score in scores.items():
         for other, distance in neighbours.get(item, ()):
             if distance <= len(weights):
                 spread[other] = spread.get(other, 0.0) + weights[distance - 1] * score
+                ceiling[other] = max(ceiling.get(other, 0.0), score * NEIGHBOUR_CEILING)
+    for other, cap in ceiling.items():
+        spread[other] = max(scores.get(other, 0.0), min(spread[other], cap))
     return spread

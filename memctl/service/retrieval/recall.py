@@ -12,7 +12,13 @@ from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import UsageError
 from memctl.core.evidence import cosine_scale, coverage, query_terms, term_weights, text_stems
 from memctl.core.evidence import weighted_match as prior_match
-from memctl.core.fusion import FusionWeights, adaptive_weights, blended_lexical, prior_share
+from memctl.core.fusion import (
+    FusionWeights,
+    adaptive_weights,
+    blended_lexical,
+    lexical_trust,
+    prior_share,
+)
 from memctl.core.memory import parse_time
 from memctl.core.ports import Index, MemoryFilter, Row
 from memctl.core.ranking import (
@@ -289,8 +295,9 @@ def _fuse(
         # fixed weights were better. The half size is the word-frequency prior's; the share
         # falls off with the square of the size, so a store of thousands is all fixed weights.
         share = prior_share(store_size**2, settings.prior_half_size**2)
+        trust = lexical_trust(best_coverage, settings.coverage_chance, settings.coverage_full)
         chosen = FusionWeights(
-            bm25=base.bm25 + share * (evidence.bm25 - base.bm25),
+            bm25=min(base.bm25 + share * (evidence.bm25 - base.bm25), base.bm25 * trust),
             vector=base.vector + share * (evidence.vector - base.vector),
         )
     fixed = [getattr(chosen, name) for name in names]
