@@ -80,7 +80,7 @@ def test_the_ensemble_keeps_memories_apart_and_records_its_model(ensemble_store)
     ("query", "key"),
     [
         ("代码合进去之前要几个人点头同意？", "review"),  # a Chinese paraphrase
-        ("线上数据多久留一次副本？", "backup"),
+        ("主库的备份放在哪里，留多久？", "backup"),
         ("When is the main database backed up?", "backup"),  # English -> Chinese
         ("What caused the payment API timeouts?", "pool"),
         ("笔记本电脑几年换一次？", "laptops"),  # Chinese -> English
