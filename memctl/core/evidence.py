@@ -160,7 +160,11 @@ class CosineScale:
 COSINE_SCALES = {
     "all-MiniLM-L6-v2-int8": CosineScale(0.22, 0.50),
     "use-multilingual-v3": CosineScale(0.21, 0.46, cross_script=0.05),
-    "multilingual-e5-small-q4": CosineScale(0.855, 0.915),
+    # e5's vectors less their common direction (integrations.multilingual.E5Embedder).
+    "multilingual-e5-small-q4": CosineScale(0.38, 0.55),
+    # The ensemble's cosine is EVIDENCE_COSINE (0.0368) per standard deviation above the null
+    # of the model that reads the pair (integrations.multilingual): none ~2.1 sd, full ~4.1 sd.
+    "use-e5-ensemble": CosineScale(0.077, 0.15),
 }
 DEFAULT_SCALE = COSINE_SCALES["all-MiniLM-L6-v2-int8"]
 LEXICAL_NONE = 0.25  # a weighted word coverage at or below this is no evidence...

