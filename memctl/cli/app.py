@@ -16,6 +16,8 @@ import importlib
 import sys
 from typing import TYPE_CHECKING
 
+from memctl.cli import help_cache
+
 if TYPE_CHECKING:
     import typer
 
@@ -101,6 +103,8 @@ SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
 
 def main() -> None:
     name = command_name(sys.argv[1:])
+    if help_cache.is_help_request(sys.argv[1:], MODULE_OF):
+        _print_help(name)
     if name in SERVED_COMMANDS:
         from memctl.server.client import run_via_server
 
@@ -124,6 +128,34 @@ def main() -> None:
 
         sys.exit(unexpected_error(error, "--json" in sys.argv[1:]))
     _quick_exit(code)
+
+
+def _print_help(name: str | None) -> None:
+    """`--help` from the cache (see cli.help_cache), else as typer prints it, then cached."""
+    import os
+
+    entry = help_cache.HelpEntry(sys.argv[1:], os.environ)
+    text = entry.read()
+    if text is None:
+        import io
+
+        app = build_app([MODULE_OF[name]] if name in MODULE_OF else None)
+        real, captured = sys.stdout, io.StringIO()
+        sys.stdout = captured
+        try:
+            app()
+            code = 0
+        except SystemExit as exc:
+            code = exit_code(exc)
+        finally:
+            sys.stdout = real
+        text = captured.getvalue()
+        if code != 0:
+            sys.stdout.write(text)
+            _quick_exit(code)
+        entry.write(text)
+    sys.stdout.write(text)
+    _quick_exit(0)
 
 
 def exit_code(exc: SystemExit) -> int:
