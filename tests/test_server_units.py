@@ -71,16 +71,16 @@ def test_command_lines_are_read_like_typer_reads_them():
 
 def test_a_long_store_path_gets_a_hashed_socket_in_a_private_folder(tmp_path):
     short = tmp_path / ".memory"
-    assert location.socket_path(short, {}) == short / ".state" / "server.sock"
+    assert Path(location.socket_path(short, {})) == short / ".state" / "server.sock"
     long_root = tmp_path / ("x" * 120) / ".memory"
     runtime = tmp_path / "run"
     runtime.mkdir()
-    path = location.socket_path(long_root, {"XDG_RUNTIME_DIR": str(runtime)})
+    path = Path(location.socket_path(long_root, {"XDG_RUNTIME_DIR": str(runtime)}))
     assert path.parent == runtime / "memctl" and len(os.fsencode(path)) <= 107
     assert location.private_socket_dir(path)
     assert (path.parent.stat().st_mode & 0o777) == 0o700
-    other = location.socket_path(
-        tmp_path / ("y" * 120) / ".memory", {"XDG_RUNTIME_DIR": str(runtime)}
+    other = Path(
+        location.socket_path(tmp_path / ("y" * 120) / ".memory", {"XDG_RUNTIME_DIR": str(runtime)})
     )
     assert other != path
     os.chmod(path.parent, 0o755)  # readable by others: refused

@@ -11,19 +11,22 @@ not), then for a command its result.
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+
+TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: the client imports this; typing costs ~5 ms
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class Stream(Protocol):
+        """The part of a socket (socket.socket or _socket.socket) the protocol uses."""
+
+        def sendall(self, data: bytes, /) -> Any: ...
+
+        def recv(self, size: int, /) -> bytes: ...
+
 
 PROTOCOL = 1
 MAX_HEADER_BYTES = 16 * 1024 * 1024
 MAX_BLOB_BYTES = 1024 * 1024 * 1024
-
-
-class Stream(Protocol):
-    """The part of a socket (socket.socket or _socket.socket) the protocol uses."""
-
-    def sendall(self, data: bytes, /) -> Any: ...
-
-    def recv(self, size: int, /) -> bytes: ...
 
 
 def send_message(sock: Stream, header: dict[str, Any], blobs: tuple[bytes, ...] = ()) -> None:
