@@ -3,6 +3,7 @@ memctl.config, command lines are read as typer reads them, the wire format keeps
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -125,3 +126,21 @@ def test_a_served_add_answers_first_and_indexes_before_the_next_command(tmp_path
     assert relpath in Manifest.load(store.index_dir).files
     hits = service.recall(store, "how do deploys go out", k=1, sync=False)
     assert [str(hit.path) for hit in hits] == [str(written)]
+
+
+def test_headers_are_the_json_the_json_package_writes_and_reads():
+    from memctl.server.protocol import dumps, loads
+
+    header = {
+        "argv": ["recall", 'ü "quoted" \\ \n', "\udcff"],  # an undecodable byte of argv
+        "env": {"LANG": "C.UTF-8", "EMPTY": ""},
+        "exit": -1,
+        "ratio": 0.25,
+        "flags": [True, False, None],
+    }
+    assert dumps(header) == json.dumps(header, separators=(",", ":"))
+    assert loads(dumps(header)) == header
+    assert loads(' {"cwd": "/x"}\n') == {"cwd": "/x"}  # a hook payload with its newline
+    for bad in ("", "{", '{"a": 1} trailing', "{'a': 1}"):
+        with pytest.raises(ValueError):
+            loads(bad)

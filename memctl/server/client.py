@@ -19,7 +19,7 @@ import time
 
 from memctl.server import location
 from memctl.server.identity import code_identity
-from memctl.server.protocol import PROTOCOL, recv_message, send_message
+from memctl.server.protocol import PROTOCOL, loads, recv_message, send_message
 
 TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: see the module's docstring
 if TYPE_CHECKING:
@@ -237,9 +237,7 @@ def _store_root(command: CommandLine, stdin: bytes) -> str | None:
     # As agents.claude_code_events.find_hook_store: the payload's cwd, the project, the process.
     places = []
     try:
-        import json
-
-        payload = json.loads(stdin.decode("utf-8")) if stdin.strip() else {}
+        payload = loads(stdin.decode("utf-8")) if stdin.strip() else {}
         if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
             places.append(payload["cwd"])
     except ValueError:
