@@ -141,4 +141,4 @@ def stop_everything(root: Path) -> None:
 
 
 def socket_of(root: Path) -> Path:
-    return location.socket_path(root, os.environ)
+    return Path(location.socket_path(root, os.environ))

@@ -87,7 +87,7 @@ def test_a_store_path_too_long_for_a_socket_uses_a_private_runtime_dir(tmp_path)
     try:
         assert len(os.fsencode(store.root / ".state" / "server.sock")) > 107
         memctl("recall", "release trains", cwd=deep, env=env)
-        expected = location.socket_path(store.root, env)
+        expected = Path(location.socket_path(store.root, env))
         assert expected.parent == runtime / "memctl"
         wait_until(expected.exists, "the socket under XDG_RUNTIME_DIR")
         assert stat.S_IMODE(expected.stat().st_mode) == 0o600

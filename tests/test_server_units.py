@@ -3,6 +3,7 @@ memctl.config, command lines are read as typer reads them, the wire format keeps
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -71,16 +72,16 @@ def test_command_lines_are_read_like_typer_reads_them():
 
 def test_a_long_store_path_gets_a_hashed_socket_in_a_private_folder(tmp_path):
     short = tmp_path / ".memory"
-    assert location.socket_path(short, {}) == short / ".state" / "server.sock"
+    assert Path(location.socket_path(short, {})) == short / ".state" / "server.sock"
     long_root = tmp_path / ("x" * 120) / ".memory"
     runtime = tmp_path / "run"
     runtime.mkdir()
-    path = location.socket_path(long_root, {"XDG_RUNTIME_DIR": str(runtime)})
+    path = Path(location.socket_path(long_root, {"XDG_RUNTIME_DIR": str(runtime)}))
     assert path.parent == runtime / "memctl" and len(os.fsencode(path)) <= 107
     assert location.private_socket_dir(path)
     assert (path.parent.stat().st_mode & 0o777) == 0o700
-    other = location.socket_path(
-        tmp_path / ("y" * 120) / ".memory", {"XDG_RUNTIME_DIR": str(runtime)}
+    other = Path(
+        location.socket_path(tmp_path / ("y" * 120) / ".memory", {"XDG_RUNTIME_DIR": str(runtime)})
     )
     assert other != path
     os.chmod(path.parent, 0o755)  # readable by others: refused
@@ -125,3 +126,21 @@ def test_a_served_add_answers_first_and_indexes_before_the_next_command(tmp_path
     assert relpath in Manifest.load(store.index_dir).files
     hits = service.recall(store, "how do deploys go out", k=1, sync=False)
     assert [str(hit.path) for hit in hits] == [str(written)]
+
+
+def test_headers_are_the_json_the_json_package_writes_and_reads():
+    from memctl.server.protocol import dumps, loads
+
+    header = {
+        "argv": ["recall", 'ü "quoted" \\ \n', "\udcff"],  # an undecodable byte of argv
+        "env": {"LANG": "C.UTF-8", "EMPTY": ""},
+        "exit": -1,
+        "ratio": 0.25,
+        "flags": [True, False, None],
+    }
+    assert dumps(header) == json.dumps(header, separators=(",", ":"))
+    assert loads(dumps(header)) == header
+    assert loads(' {"cwd": "/x"}\n') == {"cwd": "/x"}  # a hook payload with its newline
+    for bad in ("", "{", '{"a": 1} trailing', "{'a': 1}"):
+        with pytest.raises(ValueError):
+            loads(bad)

@@ -12,10 +12,11 @@ and the index are never imported. This module imports nothing heavy at the top f
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import TYPE_CHECKING
 
+from memctl.cli import help_cache
+
+TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: `import typing` costs the client ~5 ms
 if TYPE_CHECKING:
     import typer
 
@@ -57,6 +58,8 @@ GLOBAL_OPTIONS_WITH_VALUE = ("--store", "-s")
 
 def build_app(modules: list[str] | None = None) -> typer.Typer:
     """The typer app with the commands of these modules (all by default)."""
+    import importlib
+
     import typer
 
     from memctl.cli.state import main_options
@@ -101,6 +104,8 @@ SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
 
 def main() -> None:
     name = command_name(sys.argv[1:])
+    if help_cache.is_help_request(sys.argv[1:], MODULE_OF):
+        _print_help(name)
     if name in SERVED_COMMANDS:
         from memctl.server.client import run_via_server
 
@@ -124,6 +129,34 @@ def main() -> None:
 
         sys.exit(unexpected_error(error, "--json" in sys.argv[1:]))
     _quick_exit(code)
+
+
+def _print_help(name: str | None) -> None:
+    """`--help` from the cache (see cli.help_cache), else as typer prints it, then cached."""
+    import os
+
+    entry = help_cache.HelpEntry(sys.argv[1:], os.environ)
+    text = entry.read()
+    if text is None:
+        import io
+
+        app = build_app([MODULE_OF[name]] if name in MODULE_OF else None)
+        real, captured = sys.stdout, io.StringIO()
+        sys.stdout = captured
+        try:
+            app()
+            code = 0
+        except SystemExit as exc:
+            code = exit_code(exc)
+        finally:
+            sys.stdout = real
+        text = captured.getvalue()
+        if code != 0:
+            sys.stdout.write(text)
+            _quick_exit(code)
+        entry.write(text)
+    sys.stdout.write(text)
+    _quick_exit(0)
 
 
 def exit_code(exc: SystemExit) -> int:

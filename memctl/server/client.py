@@ -5,7 +5,8 @@ when the server answered, or None when the command should run in-process as it a
 the server is off (`server.auto: false`, MEMCTL_NO_SERVER=1), not running yet (one is started
 in the background for the next call), busy being replaced, dead or hung. Nothing here imports
 typer, rich, yaml, lancedb, lance, onnxruntime or fastembed; the socket is the C `_socket`
-module (the `socket` wrapper costs ~10 ms to import).
+module (the `socket` wrapper costs ~10 ms to import), and paths are strings: typing, pathlib
+and collections cost a clean install's client process ~10 ms between them.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import io
 import os
 import sys
 import time
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, BinaryIO
 
 from memctl.server import location
 from memctl.server.identity import code_identity
-from memctl.server.protocol import PROTOCOL, recv_message, send_message
+from memctl.server.protocol import PROTOCOL, loads, recv_message, send_message
+
+TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: see the module's docstring
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, BinaryIO
 
 SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
 GLOBAL_OPTIONS_WITH_VALUE = ("--store", "-s")
@@ -88,7 +91,7 @@ def run_via_server(argv: list[str]) -> int | None:
     command = CommandLine(argv)
     if not command.served:
         return None
-    root: Path | None = None
+    root: str | None = None
     try:
         stdin = _take_stdin(command)
         root = _store_root(command, stdin)
@@ -112,7 +115,7 @@ def run_via_server(argv: list[str]) -> int | None:
         return None
 
 
-def _exchange(sock, command: CommandLine, root: Path, stdin: bytes, config: str) -> int | None:
+def _exchange(sock, command: CommandLine, root: str, stdin: bytes, config: str) -> int | None:
     header = {
         "op": "run",
         "protocol": PROTOCOL,
@@ -226,54 +229,56 @@ def _take_stdin(command: CommandLine) -> bytes:
     return data
 
 
-def _store_root(command: CommandLine, stdin: bytes) -> Path | None:
+def _store_root(command: CommandLine, stdin: bytes) -> str | None:
     env = os.environ
-    cwd = Path.cwd()
+    cwd = os.getcwd()
     if command.name != "hook" or command.store or env.get("MEMCTL_STORE"):
         return location.find_store_root(command.store, cwd, env)
     # As agents.claude_code_events.find_hook_store: the payload's cwd, the project, the process.
     places = []
     try:
-        import json
-
-        payload = json.loads(stdin.decode("utf-8")) if stdin.strip() else {}
+        payload = loads(stdin.decode("utf-8")) if stdin.strip() else {}
         if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
             places.append(payload["cwd"])
     except ValueError:
         pass
-    places += [env.get("CLAUDE_PROJECT_DIR", ""), str(cwd)]
+    places += [env.get("CLAUDE_PROJECT_DIR", ""), cwd]
     for place in places:
         if place:
-            root = location.find_store_root(None, Path(place), env)
+            root = location.find_store_root(None, place, env)
             if root is not None:
                 return root
     return None
 
 
-def _connect(path: Path):
+def _connect(path: str):
     """A connected socket, or None when no server listens there."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
-        sock.connect(str(path))
+        sock.connect(path)
     except (FileNotFoundError, ConnectionRefusedError, TimeoutError, OSError):
         sock.close()
         return None
     return sock
 
 
-def start_server(root: Path) -> bool:
+def start_server(root: str | os.PathLike[str]) -> bool:
     """Start `memctl serve` for this store, detached, logging to .state/server.log, unless
     another client started one moments ago. True if one was started."""
+    root = os.fspath(root)
     marker = location.starting_marker(root)
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(location.state_dir(root), exist_ok=True)
         try:
             handle = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:
-            if time.time() - marker.stat().st_mtime < STARTING_GRACE_S:
+            if time.time() - os.stat(marker).st_mtime < STARTING_GRACE_S:
                 return False
-            marker.unlink(missing_ok=True)
+            try:
+                os.unlink(marker)
+            except FileNotFoundError:
+                pass
             handle = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.write(handle, str(os.getpid()).encode())
         os.close(handle)
@@ -286,8 +291,8 @@ def start_server(root: Path) -> bool:
     env = {k: v for k, v in os.environ.items() if k != "MEMCTL_NO_SERVER"}
     with open(log, "ab") as output:
         subprocess.Popen(
-            [sys.executable, "-m", "memctl", "--store", str(root), "serve"],
-            cwd=str(root),
+            [sys.executable, "-m", "memctl", "--store", root, "serve"],
+            cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
@@ -298,15 +303,15 @@ def start_server(root: Path) -> bool:
     return True
 
 
-def _rotate(log: Path) -> None:
+def _rotate(log: str) -> None:
     try:
-        if log.stat().st_size > LOG_ROTATE_BYTES:
-            log.replace(log.with_name(log.name + ".1"))
+        if os.stat(log).st_size > LOG_ROTATE_BYTES:
+            os.replace(log, log + ".1")
     except OSError:
         pass
 
 
-def note(root: Path, message: str) -> None:
+def note(root: str | os.PathLike[str], message: str) -> None:
     """One line in .state/server.log; never raises."""
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -316,22 +321,26 @@ def note(root: Path, message: str) -> None:
         pass
 
 
-def _log_hook(root: Path, event: str, message: str) -> None:
+def _log_hook(root: str, event: str, message: str) -> None:
     """The entry agents.hook_runner.log_hook_error writes, in the same hooks.log."""
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        with open(location.state_dir(root) / "hooks.log", "a", encoding="utf-8") as log:
+        hooks_log = os.path.join(location.state_dir(root), "hooks.log")
+        with open(hooks_log, "a", encoding="utf-8") as log:
             log.write(f"{stamp} {event or '?'} session=-: {message}; printed nothing\n")
     except OSError:
         pass
 
 
 def request(
-    root: Path, header: dict[str, Any], timeout: float = 5.0, path: str | None = None
+    root: str | os.PathLike[str],
+    header: dict[str, Any],
+    timeout: float = 5.0,
+    path: str | None = None,
 ) -> dict[str, Any] | None:
     """A control request (status, stop) to the store's server (at `path` if given); None when
     none answers."""
-    sock = _connect(Path(path) if path else location.socket_path(root, os.environ))
+    sock = _connect(path or location.socket_path(root, os.environ))
     if sock is None:
         return None
     try:

@@ -55,7 +55,8 @@ def stop_server(root: Path, wait_s: float = 30.0) -> int | None:
 def read_info(root: Path) -> dict[str, Any]:
     """What the server holding the lock wrote down: pid, state, socket, code, config."""
     try:
-        data = json.loads(location.info_path(root).read_text(encoding="utf-8"))
+        with open(location.info_path(root), encoding="utf-8") as info:
+            data = json.load(info)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -2,15 +2,20 @@
 
 The client runs this on every hot command, so it mirrors `memctl.config.find_store` and reads
 `server.auto` from config.yaml with a small line reader instead of importing yaml (~25 ms).
+Paths are plain strings (os.path), not pathlib: on a clean install `import pathlib` (with
+urllib.parse, ipaddress, fnmatch) is a good share of the client's start-up.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import zlib
-from collections.abc import Mapping
-from pathlib import Path
+
+TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: `import typing` costs the client ~5 ms
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    StrPath = str | os.PathLike[str]
 
 STORE_DIRNAME = ".memory"  # memctl.config.STORE_DIRNAME (not imported: config imports yaml)
 STATE_DIRNAME = ".state"
@@ -27,76 +32,80 @@ def server_disabled(env: Mapping[str, str]) -> bool:
 
 
 def find_store_root(
-    explicit: str | None, cwd: Path, env: Mapping[str, str], upward: bool = True
-) -> Path | None:
+    explicit: str | None, cwd: StrPath, env: Mapping[str, str], upward: bool = True
+) -> str | None:
     """Like config.find_store: --store, then MEMCTL_STORE, then the nearest .memory/ upward.
     None where config.find_store would raise (the in-process path then reports it)."""
     chosen = explicit or env.get("MEMCTL_STORE")
     if chosen:
-        path = Path(chosen).expanduser().resolve()
-        return path if path.is_dir() else None
+        path = os.path.realpath(os.path.expanduser(chosen))
+        return path if os.path.isdir(path) else None
     if not upward:
         return None
-    here = cwd.resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / STORE_DIRNAME
-        if candidate.is_dir():
+    folder = os.path.realpath(cwd)
+    while True:
+        candidate = os.path.join(folder, STORE_DIRNAME)
+        if os.path.isdir(candidate):
             return candidate
-    return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
-def state_dir(root: Path) -> Path:
-    return root / STATE_DIRNAME
+def state_dir(root: StrPath) -> str:
+    return os.path.join(root, STATE_DIRNAME)
 
 
-def lock_path(root: Path) -> Path:
+def lock_path(root: StrPath) -> str:
     """Held (flock) by the running server for its whole life: one server per store."""
-    return state_dir(root) / "server.lock"
+    return os.path.join(root, STATE_DIRNAME, "server.lock")
 
 
-def info_path(root: Path) -> Path:
+def info_path(root: StrPath) -> str:
     """The running server's pid and socket, for `memctl server stop` when it does not answer."""
-    return state_dir(root) / "server.json"
+    return os.path.join(root, STATE_DIRNAME, "server.json")
 
 
-def log_path(root: Path) -> Path:
-    return state_dir(root) / "server.log"
+def log_path(root: StrPath) -> str:
+    return os.path.join(root, STATE_DIRNAME, "server.log")
 
 
-def starting_marker(root: Path) -> Path:
+def starting_marker(root: StrPath) -> str:
     """Present while a client-started server is starting, so other clients do not start more."""
-    return state_dir(root) / "server.starting"
+    return os.path.join(root, STATE_DIRNAME, "server.starting")
 
 
-def socket_path(root: Path, env: Mapping[str, str]) -> Path:
+def socket_path(root: StrPath, env: Mapping[str, str]) -> str:
     """`<store>/.state/server.sock`, or when that path is too long for a Unix socket, a name made
     from a hash of the store path under $XDG_RUNTIME_DIR/memctl (else /tmp/memctl-<uid>)."""
-    candidate = state_dir(root) / SOCKET_NAME
+    candidate = os.path.join(root, STATE_DIRNAME, SOCKET_NAME)
     if len(os.fsencode(candidate)) <= MAX_SOCKET_PATH_BYTES:
         return candidate
     name = f"{zlib.crc32(os.fsencode(root)):08x}{zlib.adler32(os.fsencode(root)):08x}.sock"
     runtime = env.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isdir(runtime):
-        return Path(runtime) / "memctl" / name
-    return Path("/tmp") / f"memctl-{os.getuid()}" / name
+        return os.path.join(runtime, "memctl", name)
+    return os.path.join("/tmp", f"memctl-{os.getuid()}", name)
 
 
-def private_socket_dir(path: Path) -> bool:
+def private_socket_dir(path: StrPath) -> bool:
     """Make the socket's folder if needed (0700); False if it is not ours alone."""
-    folder = path.parent
+    folder = os.path.dirname(os.fspath(path))
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = folder.lstat()
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
     except OSError:
         return False
-    if folder.name == STATE_DIRNAME:
+    if os.path.basename(folder) == STATE_DIRNAME:
         return info.st_uid == os.getuid()
-    return info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0 and folder.is_dir()
+    return info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0 and os.path.isdir(folder)
 
 
-def config_bytes(root: Path) -> bytes:
+def config_bytes(root: StrPath) -> bytes:
     try:
-        return (root / "config.yaml").read_bytes()
+        with open(os.path.join(root, "config.yaml"), "rb") as config:
+            return config.read()
     except OSError:
         return b""
 
@@ -106,12 +115,43 @@ def config_digest(raw: bytes) -> str:
     return f"{zlib.crc32(raw):08x}-{len(raw)}"
 
 
-_SECTION = re.compile(rb"^server\s*:\s*(?:#.*)?$")
-_FLOW_SECTION = re.compile(rb"^server\s*:\s*\{(?P<body>[^}#]*)\}\s*(?:#.*)?$")
-_KEY = re.compile(rb"^\s+auto\s*:\s*(?P<value>[^#\s]+)\s*(?:#.*)?$")
+def _after(text: bytes, word: bytes) -> bytes | None:
+    """What follows `word`, optional blanks and a colon, stripped; None if that is not there.
+    (The plain-bytes form of `^word\\s*:\\s*`: `re` is not imported on the client's path.)"""
+    if not text.startswith(word):
+        return None
+    rest = text[len(word) :].lstrip()
+    return rest[1:].strip() if rest.startswith(b":") else None
 
 
-def server_auto(raw: bytes, root: Path) -> bool:
+def _is_comment_or_empty(text: bytes) -> bool:
+    return text == b"" or text.startswith(b"#")
+
+
+def _flow_body(line: bytes) -> bytes | None:
+    """`server: {BODY}` (a comment may follow): BODY; None for any other line."""
+    rest = _after(line, b"server")
+    if rest is None or not rest.startswith(b"{"):
+        return None
+    body, closed, tail = rest[1:].partition(b"}")
+    if not closed or b"#" in body or not _is_comment_or_empty(tail.strip()):
+        return None
+    return body
+
+
+def _auto_value(inner: bytes) -> bytes | None:
+    """The value of an indented `auto: VALUE` line (a comment may follow); None otherwise."""
+    if not inner[:1].isspace():
+        return None
+    rest = _after(inner.lstrip(), b"auto")
+    if not rest:
+        return None
+    value = rest.split(None, 1)[0].split(b"#", 1)[0]
+    tail = rest[len(value) :].strip()
+    return value if value and _is_comment_or_empty(tail) else None
+
+
+def server_auto(raw: bytes, root: StrPath) -> bool:
     """config.yaml's `server.auto` (default true). Plain block and flow mappings are read here;
     anything else is left to memctl.config."""
     if b"server" not in raw:
@@ -122,14 +162,15 @@ def server_auto(raw: bytes, root: Path) -> bool:
         return _auto_from_config(root)  # Why: a repeated key; yaml's rule (the last wins) decides
     for number in sections:
         line = lines[number]
-        flow = _FLOW_SECTION.match(line)
-        if flow:
-            for item in flow.group("body").split(b","):
+        flow = _flow_body(line)
+        if flow is not None:
+            for item in flow.split(b","):
                 key, _, value = item.partition(b":")
                 if key.strip() == b"auto":
                     return _truth(value.strip(), root)
             return True
-        if not _SECTION.match(line):
+        rest = _after(line, b"server")
+        if rest is None or not _is_comment_or_empty(rest):
             return _auto_from_config(root)
         indent: bytes | None = None  # the section's own keys; deeper lines belong to others
         for inner in lines[number + 1 :]:
@@ -139,14 +180,14 @@ def server_auto(raw: bytes, root: Path) -> bool:
                 break
             own = inner[: len(inner) - len(inner.lstrip())]
             indent = own if indent is None else indent
-            found = _KEY.match(inner)
-            if found and own == indent:
-                return _truth(found.group("value"), root)
+            found = _auto_value(inner)
+            if found is not None and own == indent:
+                return _truth(found, root)
         return True
     return True
 
 
-def _truth(value: bytes, root: Path) -> bool:
+def _truth(value: bytes, root: StrPath) -> bool:
     word = value.decode("utf-8", "replace").strip().lower()
     if word in TRUE_WORDS:
         return True
@@ -155,11 +196,13 @@ def _truth(value: bytes, root: Path) -> bool:
     return _auto_from_config(root)
 
 
-def _auto_from_config(root: Path) -> bool:
+def _auto_from_config(root: StrPath) -> bool:
+    from pathlib import Path
+
     from memctl.config import load_config
 
     try:
-        section = load_config(root).get("server")
+        section = load_config(Path(root)).get("server")
     except Exception:  # noqa: BLE001 - a broken config.yaml: in-process reports it at once
         return False
     return not (isinstance(section, dict) and not section.get("auto", True))

@@ -140,7 +140,8 @@ def relevant_memories(
     Hits must pass recall's relevance floor (`min_relevance`, else recall.min_relevance): a
     query nothing is about adds no memories rather than the nearest ones.
     """
-    from memctl.service.retrieval.recall import recall
+    from memctl.service.retrieval.embedding import model_settings
+    from memctl.service.retrieval.recall import recall, start_query_embedding
 
     found: dict[str, Recalled] = {}
 
@@ -157,12 +158,15 @@ def relevant_memories(
         return True
 
     if query and _has_index(store):
+        # Why once: both recalls below search with the same query vector (~10 ms to embed).
+        vector = start_query_embedding(query, model_settings(store)) if query.strip() else None
         for hit in recall(
             store,
             query,
             k=KNOWLEDGE_HITS,
             types=["knowledge"],
             sync=False,
+            query_vector=vector,
             include_private=include_private,
             min_relevance=min_relevance,
         ):
@@ -173,6 +177,7 @@ def relevant_memories(
             k=SEMANTIC_HITS,
             types=list(RECALL_TYPES),
             sync=False,
+            query_vector=vector,
             include_private=include_private,
             min_relevance=min_relevance,
         ):
