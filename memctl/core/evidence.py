@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memctl.core.text_tokens import CHINESE_STOP_WORDS, CJK_RUN, bigrams
 
@@ -56,6 +57,7 @@ def words(text: str) -> list[str]:
     return found
 
 
+@lru_cache(maxsize=1 << 16)  # Why: recall stems every candidate's text, mostly the same words
 def stem(word: str) -> str:
     """A light English stem, enough to match invoice/invoices, live/lives/lived/living."""
     if CJK.match(word) or not word.isalpha() or len(word) <= 3:
