@@ -25,6 +25,7 @@ from memctl.service.memories.add import (
     locate_file,
     locks_dir,
     nearest_memories,
+    relpaths,
     thresholds,
     write_new,
 )
@@ -93,14 +94,19 @@ def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> li
                 result = _save_one(store, item, vectors.get(position), neighbours, results)
             except MemctlError as exc:
                 if sync and results:
-                    sync_index(store, known_vectors=known)
+                    sync_index(store, known_vectors=known, written=_written(store, results))
                 raise BatchStopped(position, len(results), exc) from exc
             results.append(result)
             if position in vectors:
                 neighbours.written(result, vectors[position])
         if sync:
-            sync_index(store, known_vectors=known)
+            # Why only these: the index was synced just above, under the same lock.
+            sync_index(store, known_vectors=known, written=_written(store, results))
     return results
+
+
+def _written(store: Store, results: list[AddResult]) -> list[str]:
+    return sorted({p for result in results for p in relpaths(store, result.written)})
 
 
 def _searches(item: BatchItem) -> bool:
