@@ -204,11 +204,9 @@ class ManifestFile:
         try:
             stamp = self._write(changed, list(removed), model, dim, recipe, replace_all)
         except (sqlite3.DatabaseError, _NoBase) as exc:
-            if replace_all:
-                raise
             # Why: a JSON manifest to carry over, or an unreadable database (only a cache):
             # write everything known.
-            full = self.load()
+            full = Manifest(model, dim, {}) if replace_all else self.load()
             if isinstance(exc, sqlite3.DatabaseError):
                 self.path.unlink(missing_ok=True)
             full.files.update(changed)
