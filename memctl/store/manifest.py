@@ -35,6 +35,7 @@ _SCHEMA = (
     " file_hash TEXT, embed_hash TEXT, id TEXT, problem TEXT, sequence TEXT, ord TEXT)",
     "CREATE INDEX IF NOT EXISTS files_id ON files (id)",
     "CREATE INDEX IF NOT EXISTS files_sequence ON files (sequence)",
+    "CREATE INDEX IF NOT EXISTS files_problem ON files (path) WHERE problem IS NOT NULL",
 )
 _BATCH = 500  # values per IN (...) query
 
@@ -231,11 +232,12 @@ class ManifestFile:
                     raise _NoBase
                 if replace_all:
                     db.execute("DELETE FROM files")
-                    total = 0
+                    total, entries = 0, len(changed)
                 else:
                     total = int(meta.get("fingerprint") or "0", 16)
                     touched = list(changed) + [p for p in removed if p not in changed]
                     old = self._select_in(db, touched)
+                    entries = int(meta.get("entries") or 0) - len(old) + len(changed)
                     total = add_digests(
                         total, [entry_digest(p, e.mtime_ns, e.size) for p, e in old.items()], -1
                     )
@@ -250,7 +252,7 @@ class ManifestFile:
                 total = add_digests(
                     total, [entry_digest(p, e.mtime_ns, e.size) for p, e in changed.items()]
                 )
-                stamp = self._stamp(db, model, dim, recipe, f"{total:016x}")
+                stamp = self._stamp(db, model, dim, recipe, f"{total:016x}", entries)
                 values = {
                     "format": str(FORMAT),
                     "model": model or "",
@@ -278,9 +280,8 @@ class ManifestFile:
         return found
 
     @staticmethod
-    def _stamp(db, model, dim, recipe, fingerprint: str) -> dict:
-        entries = db.execute("SELECT count(*) FROM files").fetchone()[0]
-        unchanged = db.execute("SELECT count(*) FROM files WHERE problem IS NULL").fetchone()[0]
+    def _stamp(db, model, dim, recipe, fingerprint: str, entries: int) -> dict:
+        """The stamp, from counts kept as entries change (no walk over every entry)."""
         problems = [
             json.loads(row[0])
             for row in db.execute(
@@ -293,8 +294,8 @@ class ManifestFile:
             "dim": dim,
             "recipe": recipe,
             "fingerprint": fingerprint,
-            "entries": int(entries),
-            "unchanged": int(unchanged),
+            "entries": entries,
+            "unchanged": entries - len(problems),
             "problems": problems,
         }
 
