@@ -8,19 +8,11 @@ import json
 import pytest
 
 from memctl import service
-from memctl.config import with_overrides
-from memctl.core.embedding import BUNDLED_MODEL
 from memctl.core.sync import IndexedFile, stat_fingerprint
 from memctl.service.retrieval.indexing import open_index
 from memctl.store.manifest import Manifest, ManifestFile
 
 pytestmark = pytest.mark.usefixtures("fake_embedder")
-
-
-@pytest.fixture
-def store(store):
-    """A store with its model named (with `auto`, a small store's syncs look at every file)."""
-    return with_overrides(store, {"embedding": {"model": BUNDLED_MODEL}})
 
 
 NOTES = (

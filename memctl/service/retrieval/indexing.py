@@ -372,8 +372,6 @@ def _sync_paths(
     head = manifest_file.head()
     if head is None or (head.model, head.dim, head.recipe) != (model.id, model.dim, INDEX_RECIPE):
         return None
-    if configured_model(store) == AUTO and head.entries < AUTO_SETTLE_MEMORIES:
-        return None  # Why: `auto` still looks at every file to choose its model
     index = local_index(store, archive, model)
     if head.entries and not index.exists():
         return None
@@ -386,6 +384,11 @@ def _sync_paths(
         if stat_module.S_ISDIR(found.st_mode):
             return None  # Why: a folder where a file was: its contents are not in `paths`
         stats[relpath] = FileStat(relpath, found.st_mtime_ns, found.st_size)
+    if not archive and configured_model(store) == AUTO and head.entries < AUTO_SETTLE_MEMORIES:
+        # Why: `auto` looks at every file of a small store again to choose its model.
+        every = set(manifest_file.load().files) - set(wanted) | set(stats)
+        if settle_model(store, model, sorted(every), False) != model:
+            return None
     with file_lock(store.state_dir / "index.lock"):
         manifest = Manifest(head.model, head.dim, manifest_file.entries(wanted), head.recipe)
         plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)
