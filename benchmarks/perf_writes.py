@@ -1,6 +1,7 @@
 """Write performance: concurrent adds, import rate against raw embedding, index growth, ANN recall.
 
 python -m benchmarks.perf_writes [--quick] [--large] [--json OUT] [--sizes N ...] [--ann]
+    [--figures concurrent cold import recall growth] [--import-lines N] [--workdir DIR]
 
 Also run by `python -m benchmarks.perf` (its `writes` section), on the stores that built.
 Processes inherit the environment: with MEMCTL_NO_SERVER=1 every `memctl` runs in-process
@@ -36,6 +37,7 @@ COLD_ADD_RUNS = 5
 RECALL_QUERIES = 50
 RAW_EMBED_SAMPLE = 2000
 ANN_QUERIES = 100
+FIGURES = ("concurrent", "cold", "import", "recall", "growth")
 
 console = Console(stderr=True)
 
@@ -359,11 +361,13 @@ def measure(
     growth_adds: int = GROWTH_ADDS,
     ann_rows: int | None = None,
     vector_cache: Path | None = None,
+    figures_wanted: tuple[str, ...] = FIGURES,
 ) -> dict:
     """The `writes` section: per size, then the index growth figures and (if asked) ANN recall.
 
-    The top-level figures repeat those of the largest size.
+    The top-level figures repeat those of the largest size. `figures_wanted`: a subset of FIGURES.
     """
+    wanted = set(figures_wanted)
     by_size: dict[str, dict] = {}
     for size in sizes:
         store_root = workdir / f"store-{size}" / ".memory"
@@ -371,22 +375,26 @@ def measure(
             console.print(f"[writes {size}] building the store ...")
             store_root = build_store(size, seed, workdir)
         figures: dict = {"memories": size}
-        console.print(f"[writes {size}] {writers} x {adds} concurrent `memctl add` ...")
-        figures.update(concurrent_adds(store_root, seed + 31, writers, adds))
-        figures[f"concurrent_{writers}x{adds}_s"] = figures.pop("concurrent_s")
-        figures["index_versions_after_concurrent"] = _versions(store_root)
-        console.print(f"[writes {size}] cold `memctl add` ...")
-        figures.update(cold_adds(store_root, seed + 37, COLD_ADD_RUNS))
-        lines = import_lines or size
-        console.print(f"[writes {size}] `memctl import` of {lines} lines ...")
-        figures.update(import_rate(store_root, seed + 41, lines, workdir))
-        figures.update(recall_latency(store_root, seed + 43))
+        if "concurrent" in wanted:
+            console.print(f"[writes {size}] {writers} x {adds} concurrent `memctl add` ...")
+            figures.update(concurrent_adds(store_root, seed + 31, writers, adds))
+            figures[f"concurrent_{writers}x{adds}_s"] = figures.pop("concurrent_s")
+            figures["index_versions_after_concurrent"] = _versions(store_root)
+        if "cold" in wanted:
+            console.print(f"[writes {size}] cold `memctl add` ...")
+            figures.update(cold_adds(store_root, seed + 37, COLD_ADD_RUNS))
+        if "import" in wanted:
+            lines = import_lines or size
+            console.print(f"[writes {size}] `memctl import` of {lines} lines ...")
+            figures.update(import_rate(store_root, seed + 41, lines, workdir))
+        if "recall" in wanted:
+            figures.update(recall_latency(store_root, seed + 43))
         figures["index_bytes"] = _folder_bytes(store_root / ".index")
         by_size[str(size)] = figures
     result: dict = dict(by_size[str(max(sizes))]) if sizes else {}
     result["by_size"] = by_size
     result["server_off"] = os.environ.get("MEMCTL_NO_SERVER") == "1"
-    if growth_adds:
+    if growth_adds and "growth" in wanted:
         console.print(f"[writes] {growth_adds} single adds on a new store ...")
         result.update(index_growth(seed + 47, workdir, growth_adds))
     if ann_rows:
@@ -454,6 +462,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--vector-cache", type=Path, default=None, help="keep ANN embeddings here")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the stores here")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--figures",
+        nargs="+",
+        choices=FIGURES,
+        default=list(FIGURES),
+        help="measure only these (default: all)",
+    )
     args = parser.parse_args(argv)
     if args.sizes is None:
         args.sizes = [1_000] if args.quick else [1_000, 10_000]
@@ -477,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
             growth_adds=args.growth_adds,
             ann_rows=args.ann_rows if args.ann else None,
             vector_cache=args.vector_cache,
+            figures_wanted=tuple(args.figures),
         )
     result = {
         "benchmark": "perf_writes",

@@ -248,8 +248,8 @@ class IndexSettings:  # the index on object storage (store/remote_index.py)
     # Local index upkeep (store/index_maintenance.py): an old version stays this long after a
     # newer one replaced it, for readers still on it; old versions are looked for every so many
     # versions; from ann_min_rows rows the vector column gets an ANN index.
-    keep_versions_seconds: float = setting(5.0, at_least=0)
-    cleanup_every_versions: int = setting(20, at_least=1)
+    keep_versions_seconds: float = setting(2.0, at_least=0)
+    cleanup_every_versions: int = setting(6, at_least=1)
     ann_min_rows: int = setting(50_000, at_least=1)
 
 

@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -141,6 +142,35 @@ def path_for(root: Path, memory: Memory) -> Path:
     return folder / memory_filename(memory)
 
 
+_deferring = threading.local()  # .folders: the folders a deferring block will sync, if any
+
+
+@contextlib.contextmanager
+def folder_syncs_deferred() -> Iterator[None]:
+    """Within the block, a durable write syncs its file at once but its folder (which makes
+    the rename durable) once per folder as the block ends: a batch of 1,000 files pays ~1,000
+    fsyncs, not 2,000. Why safe: a crash before the end loses whole files, never half of one,
+    and the batch has answered nothing yet."""
+    outer = getattr(_deferring, "folders", None)
+    folders: set[Path] = set()
+    _deferring.folders = folders if outer is None else outer
+    try:
+        yield
+    finally:
+        _deferring.folders = outer
+        for folder in sorted(folders):
+            _sync_folder(folder)
+
+
+def _sync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     """Temp file in the same folder, fsync, rename: a crash never leaves half a file.
 
@@ -166,12 +196,11 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
         raise
     if not durable:
         return
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    deferred = getattr(_deferring, "folders", None)
+    if deferred is not None:
+        deferred.add(path.parent)
+        return
+    _sync_folder(path.parent)
 
 
 def file_mode(path: Path) -> int:

@@ -3,20 +3,17 @@
 Reads and writes go through pylance (`lance`), whose import costs ~0.3 s against lancedb's
 ~2.5 s, so a fresh `memctl recall` or `memctl add` stays fast; store/index_maintenance.py keeps
 the table small as it is written to. The manifest (JSON beside the table) lets a no-op sync
-finish without either.
+finish without either (store/manifest.py).
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memctl.core.ports import MemoryFilter, Row
-from memctl.core.sync import IndexedFile, stat_fingerprint
-from memctl.store.files import atomic_write
 from memctl.store.index_maintenance import (
     ANN_SEARCH,
     MaintenancePolicy,
@@ -26,6 +23,12 @@ from memctl.store.index_maintenance import (
     maintain,
     write_rows,
 )
+from memctl.store.manifest import (  # noqa: F401 - the index's manifest, imported from here
+    MANIFEST,
+    Manifest,
+    ManifestFile,
+    stamp_name,
+)
 
 if TYPE_CHECKING:
     import lance
@@ -34,11 +37,9 @@ if TYPE_CHECKING:
     from memctl.core.ports import Vector, Vectors
 
 TABLE = "memories"
-MANIFEST = "manifest.json"
 # Archived memories (archive/) live in a table of their own, synced only when asked for.
 ARCHIVE_TABLE = "archive"
 ARCHIVE_MANIFEST = "archive-manifest.json"
-MANIFEST_VERSION = 2
 COLUMNS = (
     "id", "chunk", "path", "title", "type", "tags", "agent", "scope", "archived",
     "created", "updated", "importance", "pinned", "embed_hash", "sequence", "text",
@@ -69,10 +70,6 @@ def _schema(dim: int):
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
     )
-
-
-def stamp_name(manifest_filename: str) -> str:
-    return manifest_filename.replace(".json", ".stamp.json")
 
 
 def sql_quote(value: str) -> str:
@@ -121,93 +118,6 @@ def filter_sql(where: MemoryFilter | None) -> str | None:
     if where.created_until is not None:
         clauses.append(f"created < {sql_quote(where.created_until)}")
     return " AND ".join(clauses) or None
-
-
-class Manifest:
-    """Per-file stat and hashes, plus the model the vectors came from."""
-
-    def __init__(
-        self,
-        model: str | None,
-        dim: int | None,
-        files: dict[str, IndexedFile],
-        recipe: int | None = None,
-    ):
-        self.model = model
-        self.dim = dim
-        self.files = files
-        self.recipe = (
-            recipe  # which version of memctl's "what text represents a memory" made the rows
-        )
-
-    @classmethod
-    def load(cls, index_dir: Path, filename: str = MANIFEST) -> Manifest:
-        path = index_dir / filename
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("version") != MANIFEST_VERSION:
-                raise ValueError("old manifest")
-            files = {p: IndexedFile(*entry) for p, entry in data["files"].items()}
-            return cls(data.get("model"), data.get("dim"), files, data.get("recipe"))
-        except (OSError, ValueError, KeyError, TypeError):
-            return cls(None, None, {})
-
-    def save(self, index_dir: Path, filename: str = MANIFEST) -> None:
-        stamp = index_dir / stamp_name(filename)
-        stamp.unlink(missing_ok=True)  # Why: a stamp never outlives the manifest it summarises
-        data = {
-            "version": MANIFEST_VERSION,
-            "model": self.model,
-            "dim": self.dim,
-            "recipe": self.recipe,
-            "files": {
-                p: [
-                    e.mtime_ns,
-                    e.size,
-                    e.file_hash,
-                    e.embed_hash,
-                    e.id,
-                    e.problem,
-                    e.sequence,
-                    e.order,
-                ]
-                for p, e in sorted(self.files.items())
-            },
-        }
-        # Why not durable: a manifest lost in a crash costs one slow sync (vectors are reused).
-        atomic_write(
-            index_dir / filename, json.dumps(data, separators=(",", ":")).encode(), durable=False
-        )
-        self.save_stamp(index_dir, filename)
-
-    def save_stamp(self, index_dir: Path, filename: str = MANIFEST) -> None:
-        atomic_write(
-            index_dir / stamp_name(filename), json.dumps(self.stamp()).encode(), durable=False
-        )
-
-    def stamp(self) -> dict:
-        """What a sync that finds every file as the manifest saw it reports, without the manifest.
-
-        Why: at 10k memories, reading the manifest costs a no-op sync more than the stat calls do.
-        """
-        return {
-            "model": self.model,
-            "dim": self.dim,
-            "recipe": self.recipe,
-            "fingerprint": stat_fingerprint(
-                {p: (e.mtime_ns, e.size) for p, e in self.files.items()}
-            ),
-            "unchanged": sum(1 for e in self.files.values() if e.problem is None),
-            "problems": [e.problem for _, e in sorted(self.files.items()) if e.problem],
-        }
-
-    @staticmethod
-    def load_stamp(index_dir: Path, filename: str = MANIFEST) -> dict:
-        try:
-            data = json.loads((index_dir / stamp_name(filename)).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
 
 
 class MemoryIndex:

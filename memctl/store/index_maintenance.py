@@ -3,8 +3,9 @@
 A write deletes the rows it replaces and appends the new ones as a fragment; nothing is
 rebuilt. The new fragment is indexed at once as a small new segment of the full-text index
 (lance would find unindexed rows too, but scores them with other statistics), and segments are
-merged with their peers size-tiered (the policy is core/index_policy.py). Old table versions are removed every few dozen versions, once
-no reader can still be reading them. `maintain()` does all of it at once, plus the vector
+merged with their peers size-tiered (the policy is core/index_policy.py). Old table versions, and fragments
+mostly made of deleted rows, are removed every few versions, once no reader can still be
+reading them. `maintain()` does all of it at once, plus the vector
 index past `ann_min_rows`, for `memctl index` and for a server's idle time.
 
 Only `lance` and `pyarrow` are used: `import lancedb` costs ~2 s, lance ~0.3 s. The caller
@@ -63,8 +64,8 @@ class MaintenancePolicy:
 
     # An old version stays this long after a newer one replaced it, for readers still on it
     # (a reader that loses a file anyway reads again from the newest: MemoryIndex._to_table).
-    keep_versions_seconds: float = 5.0
-    cleanup_every_versions: int = 20  # old versions are looked for this often (in versions)
+    keep_versions_seconds: float = 2.0
+    cleanup_every_versions: int = 6  # old versions are looked for this often (in versions)
     ann_min_rows: int = 50_000  # from this many rows the vector column gets an ANN index
     fanout: int = FANOUT
 
@@ -159,7 +160,18 @@ def write_rows(uri: str, delete_ids: list[str], data, policy: MaintenancePolicy)
     dataset, _ = fold_new_rows(dataset, policy, force=True)
     step = policy.cleanup_every_versions
     if dataset.version // step != first_version // step:
+        dataset = rewrite_wasteful(dataset)[0]
         remove_old_versions(dataset, policy.keep_versions_seconds)
+
+
+def rewrite_wasteful(dataset):
+    """Rewrite the fragments whose rows are mostly deleted (edits and forgets leave them).
+    Returns the dataset at its newest version and how many were rewritten."""
+    wasteful = wasteful_fragments(fragment_infos(dataset))
+    for fragment_id in wasteful:  # Why one by one: an index segment may cover only some
+        _compact_only(dataset, [fragment_id])
+        dataset = dataset_at(dataset.uri)
+    return dataset, len(wasteful)
 
 
 def _present_ids(dataset, ids: list[str]) -> list[str]:
@@ -284,7 +296,11 @@ def remove_old_versions(dataset, keep_seconds: float, now: float | None = None) 
     doomed = versions_to_remove(history, now, keep_seconds)
     if not doomed:
         return 0, 0
-    stats = dataset.cleanup_old_versions(versions=doomed, error_if_tagged_old_versions=False)
+    # Why delete_unverified: files no version lists are otherwise kept for 7 days in case a
+    # write is still under way; every writer holds the index lock, so none is.
+    stats = dataset.cleanup_old_versions(
+        versions=doomed, delete_unverified=True, error_if_tagged_old_versions=False
+    )
     return int(stats.old_versions), int(stats.bytes_removed)
 
 
@@ -301,11 +317,8 @@ def maintain(
     if dataset is None:
         return MaintenanceReport()
     dataset, report = fold_new_rows(dataset, policy, force=True)
-    wasteful = wasteful_fragments(fragment_infos(dataset))
-    if wasteful:
-        for fragment_id in wasteful:  # Why one by one: an index segment may cover only some
-            _compact_only(dataset_at(uri), [fragment_id])
-        report.rewritten_fragments += len(wasteful)
+    dataset, rewritten = rewrite_wasteful(dataset)
+    report.rewritten_fragments += rewritten
     if vectors:
         report.vector_index = update_vector_index(dataset_at(uri), policy)
     report.versions_removed, report.bytes_removed = remove_old_versions(

@@ -74,6 +74,7 @@ class AddResult:
     action: str = "created"
     similarity: float | None = None
     supersedes: str | None = None
+    written: list[Path] = field(default_factory=list)  # every file this write changed
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -253,8 +254,10 @@ def save_memory(
         result = apply_decision(store, memory, decision)
         if sync:
             known = {} if vector is None else vectors_by_hash(model.id, [text], [vector])
+            # Why only these: the index was synced just above, under the same lock.
+            written = relpaths(store, result.written)
             # Why later: in the server, indexing the written file waits until the reply is out.
-            later(lambda: sync_index(store, known_vectors=known))
+            later(lambda: sync_index(store, known_vectors=known, written=written))
     return result
 
 
@@ -301,6 +304,7 @@ def apply_decision(store: Store, memory: Memory, decision: Decision) -> AddResul
     except MemoryNotFound:
         return write_new(store, memory)  # Why: the target was forgotten meanwhile; keep the text.
     return AddResult(
+        written=[path],
         memory=written,
         path=path,
         created=False,
@@ -323,7 +327,8 @@ def write_superseding(store: Store, memory: Memory, target: Neighbor) -> AddResu
         return replace(current, extra=extra, updated=now_iso()), "marked"
 
     try:
-        rewrite_memory(store, target.memory.id, target.relpath, mark)
+        marked, _, _ = rewrite_memory(store, target.memory.id, target.relpath, mark)
+        result.written.append(marked)
     except MemoryNotFound:
         pass  # Why: the old memory was forgotten meanwhile; the new one stands on its own.
     result.supersedes = target.memory.id
@@ -333,7 +338,12 @@ def write_superseding(store: Store, memory: Memory, target: Neighbor) -> AddResu
 def write_new(store: Store, memory: Memory) -> AddResult:
     path = path_for(store.root, memory)
     write_memory(path, memory)
-    return AddResult(memory=memory, path=path)
+    return AddResult(memory=memory, path=path, written=[path])
+
+
+def relpaths(store: Store, paths: list[Path]) -> list[str]:
+    """These files' paths relative to the store (what sync_index's `written` takes)."""
+    return [path.relative_to(store.root).as_posix() for path in paths]
 
 
 def rewrite_memory(

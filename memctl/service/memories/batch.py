@@ -25,6 +25,7 @@ from memctl.service.memories.add import (
     locate_file,
     locks_dir,
     nearest_memories,
+    relpaths,
     thresholds,
     write_new,
 )
@@ -36,7 +37,7 @@ from memctl.service.retrieval.indexing import (
     sync_index,
     vectors_by_hash,
 )
-from memctl.store.files import file_lock, max_file_bytes, read_memory
+from memctl.store.files import file_lock, folder_syncs_deferred, max_file_bytes, read_memory
 
 # From this many memories to compare, the index's vectors are read once and compared in
 # memory; below it each memory asks the index (cheaper than reading 100k vectors).
@@ -82,7 +83,7 @@ def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> li
     vectors = dict(zip(deciding, embed_texts(store, texts), strict=True)) if texts else {}
     known = vectors_by_hash(model.id, texts, list(vectors.values()))
     results: list[AddResult] = []
-    with file_lock(locks_dir(store) / "add.lock"):
+    with file_lock(locks_dir(store) / "add.lock"), folder_syncs_deferred():
         sync_index(store)
         # Why: with index.mode remote the rows to compare with are mostly in the published
         # index, which only the searches of nearest_memories see.
@@ -93,14 +94,19 @@ def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> li
                 result = _save_one(store, item, vectors.get(position), neighbours, results)
             except MemctlError as exc:
                 if sync and results:
-                    sync_index(store, known_vectors=known)
+                    sync_index(store, known_vectors=known, written=_written(store, results))
                 raise BatchStopped(position, len(results), exc) from exc
             results.append(result)
             if position in vectors:
                 neighbours.written(result, vectors[position])
         if sync:
-            sync_index(store, known_vectors=known)
+            # Why only these: the index was synced just above, under the same lock.
+            sync_index(store, known_vectors=known, written=_written(store, results))
     return results
+
+
+def _written(store: Store, results: list[AddResult]) -> list[str]:
+    return sorted({p for result in results for p in relpaths(store, result.written)})
 
 
 def _searches(item: BatchItem) -> bool:

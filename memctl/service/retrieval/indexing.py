@@ -6,7 +6,7 @@ import dataclasses
 import os
 import stat as stat_module
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from memctl.config import Store
 from memctl.core import ports
 from memctl.core.chunking import split_chunks
-from memctl.core.embedding import BUNDLED_MODEL, EmbeddingModel
+from memctl.core.embedding import AUTO, BUNDLED_MODEL, EmbeddingModel
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
@@ -30,7 +30,13 @@ from memctl.core.sync import (
 )
 from memctl.core.text_tokens import searchable_text
 from memctl.core.tokens import estimate_tokens
-from memctl.service.retrieval.embedding import index_model, model_settings, settle_model
+from memctl.service.retrieval.embedding import (
+    AUTO_SETTLE_MEMORIES,
+    configured_model,
+    index_model,
+    model_settings,
+    settle_model,
+)
 from memctl.store.files import (
     FileStat,
     file_lock,
@@ -47,6 +53,7 @@ from memctl.store.index import (
     MANIFEST,
     TABLE,
     Manifest,
+    ManifestFile,
     MemoryIndex,
 )
 from memctl.store.index_health import describe, looks_damaged, table_problem
@@ -171,14 +178,11 @@ class FreshnessGuard(Protocol):
 
 
 _guard: FreshnessGuard | None = None
-# manifest path -> ((mtime_ns, size) of the file, the Manifest it holds), for guarded syncs.
-_manifests: dict[Path, tuple[tuple[int, int], Manifest]] = {}
 
 
 def set_freshness_guard(guard: FreshnessGuard | None) -> None:
     global _guard
     _guard = guard
-    _manifests.clear()
 
 
 def sync_index(
@@ -188,6 +192,7 @@ def sync_index(
     archive: bool = False,
     verify: bool = False,
     known_vectors: Mapping[str, Any] | None = None,
+    written: Collection[str] = (),
 ) -> SyncReport:
     """Bring the index up to date with the files. Safe to call before every read.
 
@@ -196,16 +201,22 @@ def sync_index(
     error while syncing, is rebuilt from the files with a notice on stderr.
     `known_vectors` (embed hash -> vector, see vectors_by_hash) are used instead of embedding
     those texts again: a write that embedded its text to look for duplicates passes it on.
+    `written` (relative paths): a writer that synced just before writing these files names
+    them, and only they are looked at (store size does not matter); a change to any other file
+    is left to the next sync, which finds it (the stamp no longer matches the files).
     """
     guard = _guard
     if guard is None:
-        return _checked_sync(store, rebuild, progress, archive, verify, None, known_vectors)
+        changed = frozenset(written) if written and not rebuild else None
+        return _checked_sync(store, rebuild, progress, archive, verify, changed, known_vectors)
     if not rebuild and not verify and guard.vouches(store.root, archive):
         report = SyncReport()
         if _matches_stamp(store, None, open_index(store, archive), archive, report):
             return report
     ticket = guard.sync_started(store.root, archive)
-    changed = None if rebuild or ticket is None else ticket.changed
+    changed = None if rebuild or ticket is None or ticket.changed is None else ticket.changed
+    if changed is not None:
+        changed |= frozenset(written)
     report = _checked_sync(store, rebuild, progress, archive, verify, changed, known_vectors)
     # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
@@ -261,57 +272,6 @@ def notify_repair(problem: str) -> None:
     sys.stderr.write(f"memctl: the index was damaged ({problem}); rebuilt it from the files.\n")
 
 
-def _restat(
-    store: Store, archive: bool, changed: frozenset[str]
-) -> tuple[Manifest, dict[str, FileStat]] | None:
-    """The manifest, and the files the index covers as a full scan would find them, from the
-    manifest's record of every file plus a stat of each changed one. None: scan instead."""
-    path = store.index_dir / manifest_name(archive)
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    seen = _manifests.get(path)
-    if seen is None or seen[0] != (info.st_mtime_ns, info.st_size):
-        loaded = Manifest.load(store.index_dir, manifest_name(archive))
-        if (loaded.model, loaded.dim, loaded.recipe) != (*_model_of(store), INDEX_RECIPE):
-            return None  # a rebuild or a re-read of every file is due: scan
-        seen = ((info.st_mtime_ns, info.st_size), loaded)
-        _manifests[path] = seen
-    cached = seen[1]
-    manifest = Manifest(cached.model, cached.dim, dict(cached.files), cached.recipe)
-    stats = {p: FileStat(p, e.mtime_ns, e.size) for p, e in manifest.files.items()}
-    for relpath in changed:
-        if is_archived(relpath) != archive or not is_scanned_path(relpath):
-            continue
-        try:
-            found = os.lstat(store.root / relpath)
-        except OSError:
-            stats.pop(relpath, None)
-            continue
-        if stat_module.S_ISDIR(found.st_mode):
-            return None  # Why: a folder where a file was: its contents are not in `changed`
-        stats[relpath] = FileStat(relpath, found.st_mtime_ns, found.st_size)
-    return manifest, stats
-
-
-def _remember_manifest(store: Store, archive: bool, manifest: Manifest) -> None:
-    if _guard is None:
-        return
-    path = store.index_dir / manifest_name(archive)
-    try:
-        info = path.stat()
-    except OSError:
-        return
-    kept = Manifest(manifest.model, manifest.dim, dict(manifest.files), manifest.recipe)
-    _manifests[path] = ((info.st_mtime_ns, info.st_size), kept)
-
-
-def _model_of(store: Store) -> tuple[str, int]:
-    model = index_model(store)
-    return model.id, model.dim
-
-
 def _sync(
     store: Store,
     rebuild: bool,
@@ -323,8 +283,11 @@ def _sync(
     report = SyncReport()
     model = index_model(store)
     remote = not archive and remote_mode(store)
-    known = _restat(store, archive, changed) if changed is not None and not remote else None
-    stats = known[1] if known else indexed_files(store, archive)
+    if changed is not None and not remote and not rebuild:
+        partial = _sync_paths(store, archive, changed, known_vectors, model)
+        if partial is not None:
+            return partial
+    stats = indexed_files(store, archive)
     index = local_index(store, archive)
     if remote:
         # Why: the published index holds everything else; the local table is only the overlay.
@@ -337,7 +300,7 @@ def _sync(
         settled = settle_model(store, model, sorted(stats), rebuild)
         if settled != model:
             model, index = settled, local_index(store, archive, settled)
-    manifest = known[0] if known else Manifest.load(store.index_dir, manifest_name(archive))
+    manifest = Manifest.load(store.index_dir, manifest_name(archive))
     stale_model = manifest.model not in (None, model.id) or manifest.dim not in (None, model.dim)
     # Why: no readable manifest beside an existing table means an older index layout: rebuild it.
     unknown_table = manifest.model is None and index.exists()
@@ -362,8 +325,12 @@ def _sync(
             pass  # Why: a read-only store still syncs the slow way; nothing is wrong with it.
         return report
 
+    known = dict(known_vectors or {})
     with file_lock(store.state_dir / "index.lock"):
         if report.rebuilt:
+            if unknown_table and not rebuild:
+                # Why: a lost manifest says nothing about the rows; their vectors are still good.
+                known = {**table_vectors(index), **known}
             index.drop()
         return _apply_plan(
             store,
@@ -375,8 +342,76 @@ def _sync(
             progress,
             archive,
             model,
-            known_vectors or {},
+            known,
         )
+
+
+def table_vectors(index: MemoryIndex) -> dict[str, Any]:
+    """Every vector of the table by embed hash ({} when it cannot be read)."""
+    try:
+        table = index.scan(["embed_hash", "vector"])
+    except Exception:  # noqa: BLE001 - a damaged table has nothing to give; rebuild regardless
+        return {}
+    if table is None:
+        return {}
+    hashes = table.column("embed_hash").to_pylist()
+    return dict(zip(hashes, table.column("vector").to_numpy(zero_copy_only=False), strict=True))
+
+
+def _sync_paths(
+    store: Store,
+    archive: bool,
+    paths: frozenset[str],
+    known_vectors: Mapping[str, Any] | None,
+    model: EmbeddingModel,
+) -> SyncReport | None:
+    """Sync only these files (relative paths), reading only their manifest entries. None when a
+    full sync is due instead (no manifest, another model or recipe, a folder among them)."""
+    wanted = sorted(p for p in paths if is_archived(p) == archive and is_scanned_path(p))
+    manifest_file = ManifestFile(store.index_dir, manifest_name(archive))
+    head = manifest_file.head()
+    if head is None or (head.model, head.dim, head.recipe) != (model.id, model.dim, INDEX_RECIPE):
+        return None
+    index = local_index(store, archive, model)
+    if head.entries and not index.exists():
+        return None
+    stats: dict[str, FileStat] = {}
+    for relpath in wanted:
+        try:
+            found = os.lstat(store.root / relpath)
+        except OSError:
+            continue
+        if stat_module.S_ISDIR(found.st_mode):
+            return None  # Why: a folder where a file was: its contents are not in `paths`
+        stats[relpath] = FileStat(relpath, found.st_mtime_ns, found.st_size)
+    if not archive and configured_model(store) == AUTO and head.entries < AUTO_SETTLE_MEMORIES:
+        # Why: `auto` looks at every file of a small store again to choose its model.
+        every = set(manifest_file.load().files) - set(wanted) | set(stats)
+        if settle_model(store, model, sorted(every), False) != model:
+            return None
+    with file_lock(store.state_dir / "index.lock"):
+        manifest = Manifest(head.model, head.dim, manifest_file.entries(wanted), head.recipe)
+        plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)
+        report = SyncReport()
+        if plan.check or plan.removed:
+            _apply_plan(
+                store,
+                index,
+                manifest,
+                stats,
+                plan,
+                report,
+                None,
+                archive,
+                model,
+                dict(known_vectors or {}),
+                manifest_file,
+            )
+    stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))
+    report.unchanged = max(int(stamp.get("unchanged") or 0) - report.added - report.updated, 0)
+    fresh = [p for p in report.problems if p not in stamp.get("problems", [])]
+    report.problems = list(stamp.get("problems") or []) + fresh
+    return report
 
 
 def _matches_stamp(
@@ -412,13 +447,17 @@ def _apply_plan(
     archive,
     model: EmbeddingModel,
     known_vectors: Mapping[str, Any],
+    partial: ManifestFile | None = None,
 ) -> SyncReport:
+    """Read the files the plan names, write their rows and their manifest entries.
+
+    `partial`: `manifest` holds only the entries of the planned files; the others are looked
+    up there as needed (an id already taken, the rest of a sequence)."""
     files = dict(manifest.files)
     delete_ids: list[str] = []
     derived: dict[str, Memory] = {}  # relpath -> memory whose rows are (re)written
-    seen_ids = {
-        e.id: p for p, e in files.items() if e.id and p not in plan.check and p not in plan.removed
-    }
+    looked_at = set(plan.check) | set(plan.removed)
+    seen_ids = {e.id: p for p, e in files.items() if e.id and p not in looked_at}
 
     for relpath in plan.removed:
         old = files.pop(relpath)
@@ -455,6 +494,9 @@ def _apply_plan(
             continue
         try:
             memory = read_memory(store.root, relpath, raw)
+            if partial is not None and memory.id not in seen_ids:
+                owners = partial.paths_of_ids([memory.id]).get(memory.id, [])
+                seen_ids.update((memory.id, p) for p in owners if p not in looked_at)
             if memory.id in seen_ids and seen_ids[memory.id] != relpath:
                 raise InvalidMemoryFile(
                     store.root / relpath,
@@ -488,15 +530,28 @@ def _apply_plan(
             _order_key(memory),
         )
 
-    previous = _rederive_neighbours(store, manifest.files, files, derived, delete_ids)
+    old_files = manifest.files
+    if partial is not None:  # Why: a sequence's order needs all of its members
+        sequences = {e.sequence for e in (*old_files.values(), *files.values()) if e.sequence}
+        members = partial.sequence_entries(sequences) if sequences else {}
+        old_files = {**members, **old_files}
+        files.update((p, e) for p, e in members.items() if p not in files and p not in looked_at)
+    previous = _rederive_neighbours(store, old_files, files, derived, delete_ids)
     pending = _pending_rows(store, derived, previous, files, model.id)
     rows, vectors = _embed_rows(store, index, pending, report, progress, model, known_vectors)
     index.apply(sorted(set(delete_ids)), rows, vectors)
     manifest.files = files
     manifest.model, manifest.dim, manifest.recipe = model.id, model.dim, INDEX_RECIPE
     store.index_dir.mkdir(parents=True, exist_ok=True)
-    manifest.save(store.index_dir, manifest_name(archive))
-    _remember_manifest(store, archive, manifest)
+    written = looked_at | set(derived)
+    (partial or ManifestFile(store.index_dir, manifest_name(archive))).update(
+        {p: files[p] for p in written if p in files},
+        [p for p in written if p not in files],
+        model.id,
+        model.dim,
+        INDEX_RECIPE,
+        replace_all=report.rebuilt,
+    )
     return report
 
 
