@@ -142,6 +142,28 @@ def test_a_new_index_recipe_rewrites_rows_and_embeds_only_changed_texts(store, m
     assert (again.updated, again.embedded) == (0, 0)
 
 
+def test_vectors_of_an_older_model_revision_are_embedded_again(store, monkeypatch):
+    """A model whose vectors changed for the same text (e5 once centred) must not leave the
+    old vectors in the index; vectors of every other model are reused."""
+    from memctl.core import embedding
+    from memctl.service.retrieval import indexing
+
+    for text in ("Deploys go through make release", "Alice owns the billing service"):
+        service.add_memory(store, text, sync=False, dedup=False)
+    service.sync_index(store)
+    model_id = indexing.index_model(store).id
+    monkeypatch.setattr(indexing, "INDEX_RECIPE", indexing.INDEX_RECIPE + 1)
+
+    same_vectors = service.sync_index(store)
+    monkeypatch.setattr(embedding, "VECTOR_REVISIONS", {model_id: 9})
+    monkeypatch.setattr(indexing, "INDEX_RECIPE", indexing.INDEX_RECIPE + 1)
+    new_vectors = service.sync_index(store)
+
+    assert (same_vectors.updated, same_vectors.embedded) == (2, 0)
+    assert (new_vectors.updated, new_vectors.embedded) == (2, 2)
+    assert (service.sync_index(store).updated, service.sync_index(store).embedded) == (0, 0)
+
+
 def test_an_edit_that_keeps_the_size_is_still_noticed(store):
     """A no-op sync answers from a digest of every file's mtime and size; an edit moves the mtime."""
     result = service.add_memory(store, "The nightly backup job runs at 02:00 UTC")

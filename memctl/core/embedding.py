@@ -47,6 +47,17 @@ USE_E5_ENSEMBLE = EmbeddingModel(
     "as USE v3 across scripts, as e5 within one script",
 )
 MODELS = {model.id: model for model in (MINILM, USE_MULTILINGUAL, E5_SMALL, USE_E5_ENSEMBLE)}
+# Bump a model's entry when the vectors memctl makes with it change for the same text (its id
+# stays what config.yaml says): stored vectors of the old kind are then not reused.
+VECTOR_REVISIONS = {E5_SMALL.id: 2}  # 2: e5 vectors centred on a shipped mean (session 6)
+
+
+def vector_key(model_id: str) -> str:
+    """What identifies the vectors a model makes: its id, and its revision once it has one."""
+    revision = VECTOR_REVISIONS.get(model_id)
+    return f"{model_id}#{revision}" if revision else model_id
+
+
 DIMENSIONS = {model.id: model.dim for model in MODELS.values()}
 
 AUTO = "auto"

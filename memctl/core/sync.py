@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memctl.core.embedding import vector_key
+
 
 @dataclass(frozen=True)
 class IndexedFile:
@@ -96,5 +98,6 @@ def file_hash(raw: bytes) -> str:
 
 
 def embed_hash(model_id: str, text: str) -> str:
-    """Changes only when the embedded text or the model changes, so a `mentions` bump never re-embeds."""
-    return hashlib.sha256(f"{model_id}\n{text}".encode()).hexdigest()
+    """Changes only when the embedded text or the model (or its vectors' revision) changes, so a
+    `mentions` bump never re-embeds."""
+    return hashlib.sha256(f"{vector_key(model_id)}\n{text}".encode()).hexdigest()

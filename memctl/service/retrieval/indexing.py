@@ -65,7 +65,9 @@ Progress = Callable[[int, int], None]
 MODEL_ID = BUNDLED_MODEL  # the default model (see service/retrieval/embedding.py)
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
-INDEX_RECIPE = 6  # 5: CJK runs cut into bigrams for BM25; 6: files under private/ are private rows
+# 5: CJK runs cut into bigrams for BM25; 6: files under private/ are private rows; 7: a model's
+# vector revision is part of the embed hash (core.embedding.VECTOR_REVISIONS)
+INDEX_RECIPE = 7
 MODEL_MAX_TOKENS = 512  # the embedding model truncates longer texts
 
 
