@@ -14,6 +14,7 @@ holds the index write lock.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -341,6 +342,9 @@ def update_vector_index(dataset, policy: MaintenancePolicy) -> str:
     if VECTOR_INDEX not in indexed:
         build_vector_index(dataset, rows)
         return "built"
+    # Why: without it lance prints a deprecation warning about centroids to the user's stderr;
+    # the counts read here do not need them.
+    os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
     stats = dataset.stats.index_stats(VECTOR_INDEX)
     trained = int(stats.get("num_indexed_rows") or 0)
     unindexed = int(stats.get("num_unindexed_rows") or 0)
