@@ -188,7 +188,7 @@ def relevant_memories(
         for row in rows[:KNOWLEDGE_HITS]:
             offer(_read(store, row["path"]), row["path"], "knowledge")
     rows = _index_rows(store, ("episodic",), include_private)
-    rows.sort(key=lambda r: (_newest_first(r["created"]), r["id"]))
+    _sort_newest_first(rows, "created")
     recent = 0
     for row in rows:
         if recent >= RECENT_EPISODES:
@@ -206,6 +206,15 @@ def relevant_memories(
 def _newest_first(text: str | None) -> tuple:
     """Sort key for 'newest first' on ISO timestamps, with stable ties."""
     return tuple(-ord(ch) for ch in (text or ""))
+
+
+def _sort_newest_first(rows: list[Row], field: str) -> None:
+    """Rows by `field` newest first, ties by id: _newest_first's order, without building a tuple
+    per row (every episode of a large store is sorted on each context)."""
+    rows.sort(key=lambda row: row["id"])
+    width = max((len(row[field] or "") for row in rows), default=0)
+    # Why the padding: a timestamp that is a prefix of another sorts first, as in _newest_first.
+    rows.sort(key=lambda row: (row[field] or "").ljust(width, "\U0010ffff"), reverse=True)
 
 
 def confident_facts(
