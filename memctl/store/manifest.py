@@ -151,18 +151,11 @@ class ManifestFile:
     def _select(self, column: str, values: list[str]) -> dict[str, IndexedFile]:
         if not values:
             return {}
-        found: dict[str, IndexedFile] = {}
         db = self._connect()
         if db is None:
-            return found
+            return {}
         with closing(db):
-            for start in range(0, len(values), _BATCH):
-                batch = values[start : start + _BATCH]
-                marks = ",".join("?" * len(batch))
-                query = f"SELECT {_COLUMNS} FROM files WHERE {column} IN ({marks})"  # noqa: S608
-                for row in db.execute(query, batch):
-                    found[row[0]] = _entry(row[1:])
-        return found
+            return self._select_in(db, column, values)
 
     def load(self) -> Manifest:
         """The whole manifest (an empty one when there is none, or it cannot be read)."""
@@ -236,7 +229,7 @@ class ManifestFile:
                 else:
                     total = int(meta.get("fingerprint") or "0", 16)
                     touched = list(changed) + [p for p in removed if p not in changed]
-                    old = self._select_in(db, touched)
+                    old = self._select_in(db, "path", touched)
                     entries = int(meta.get("entries") or 0) - len(old) + len(changed)
                     total = add_digests(
                         total, [entry_digest(p, e.mtime_ns, e.size) for p, e in old.items()], -1
@@ -269,12 +262,15 @@ class ManifestFile:
         return stamp
 
     @staticmethod
-    def _select_in(db: sqlite3.Connection, paths: list[str]) -> dict[str, IndexedFile]:
+    def _select_in(
+        db: sqlite3.Connection, column: str, values: list[str]
+    ) -> dict[str, IndexedFile]:
+        """Path -> entry of the rows whose `column` is one of `values`, in batches."""
         found: dict[str, IndexedFile] = {}
-        for start in range(0, len(paths), _BATCH):
-            batch = paths[start : start + _BATCH]
+        for start in range(0, len(values), _BATCH):
+            batch = values[start : start + _BATCH]
             marks = ",".join("?" * len(batch))
-            query = f"SELECT {_COLUMNS} FROM files WHERE path IN ({marks})"  # noqa: S608
+            query = f"SELECT {_COLUMNS} FROM files WHERE {column} IN ({marks})"  # noqa: S608
             for row in db.execute(query, batch):
                 found[row[0]] = _entry(row[1:])
         return found
