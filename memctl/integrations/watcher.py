@@ -3,13 +3,17 @@
 A watchdog observer notes which memory files changed; a debounce waits for a quiet moment
 (0.5 s by default) so a branch checkout touching 500 files gives one sync, not 500. Changes
 under `.index/`, `.state/`, hidden folders and editors' temp files are ignored, so the sync's
-own writes never wake the watcher up again.
+own writes never wake the watcher up again. The whole tree is watched through one observer
+watch, hidden folders included: its events arrive in the order they happened, and the server's
+freshness barrier (a file made under `.state/`) relies on that order. Watches of separate folders
+would each have their own queue.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -119,6 +123,9 @@ def watch_store(
                     debounce.note(time.monotonic())
                     wake.notify()
 
+    # Why: lance re-creates index folders the recursive watch already follows; watchdog warns on
+    # stderr that it replaces its callback, which is what should happen.
+    warnings.filterwarnings("ignore", r"Callback with id .* already exists", RuntimeWarning)
     observer = make_observer()
     observer.schedule(Noticer(), str(root), recursive=True)
     observer.start()

@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
     def add_command(
         ctx: typer.Context,
         text: str = typer.Argument(
-            ..., help="What to remember. Use - to read it from standard input."
+            ..., help="What to remember. Use - to read it from standard input.", metavar="TEXT"
         ),
         type_: str = typer.Option(
             "semantic", "--type", "-t", help=f"One of: {', '.join(MEMORY_TYPES)}."

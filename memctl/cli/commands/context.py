@@ -16,7 +16,9 @@ def register(app: typer.Typer) -> None:
     def context_command(
         ctx: typer.Context,
         query: str = typer.Argument(
-            None, help="What the next call is about (default: the task goal or last user turn)."
+            None,
+            help="What the next call is about (default: the task goal or last user turn).",
+            metavar="QUERY",
         ),
         budget: int = typer.Option(
             None, "--budget", "-b", help="Token budget (config context.budget, 2000)."

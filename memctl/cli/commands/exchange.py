@@ -73,7 +73,9 @@ def register(app: typer.Typer) -> None:
     def import_command(
         ctx: typer.Context,
         source: Path = typer.Argument(
-            ..., help="A .jsonl export, CLAUDE.md, AGENTS.md or a Cursor .mdc rule."
+            ...,
+            help="A .jsonl export, CLAUDE.md, AGENTS.md or a Cursor .mdc rule.",
+            metavar="SOURCE",
         ),
         fmt: str = typer.Option(
             None, "--format", "-f", help="jsonl, markdown or mdc (default: from the name)."

@@ -52,7 +52,9 @@ def register(app: typer.Typer) -> None:
     def claude_code_command(
         ctx: typer.Context,
         event: str = typer.Argument(
-            ..., help="session-start, user-prompt-submit, pre-compact or session-end."
+            ...,
+            help="session-start, user-prompt-submit, pre-compact or session-end.",
+            metavar="EVENT",
         ),
         plain: bool = typer.Option(
             False, "--plain", help="Print context as plain text instead of hook JSON."
@@ -87,7 +89,9 @@ def register(app: typer.Typer) -> None:
     @hook_app.command("ingest")
     def ingest_command(
         ctx: typer.Context,
-        job: Path = typer.Argument(..., help="A job file written by a PreCompact/SessionEnd hook."),
+        job: Path = typer.Argument(
+            ..., help="A job file written by a PreCompact/SessionEnd hook.", metavar="JOB"
+        ),
     ) -> None:
         """Ingest a queued transcript (run detached by the PreCompact and SessionEnd hooks)."""
         from memctl.agents.claude_code_events import log_path, run_ingest_job
@@ -113,9 +117,11 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def git_command(
         ctx: typer.Context,
-        name: str = typer.Argument(..., help="pre-commit or merge"),
+        name: str = typer.Argument(..., help="pre-commit or merge", metavar="NAME"),
         files: list[str] = typer.Argument(
-            None, help="merge: %O %A %B %L %P as git passes them to a merge driver."
+            None,
+            help="merge: %O %A %B %L %P as git passes them to a merge driver.",
+            metavar="FILES",
         ),
     ) -> None:
         """pre-commit: check staged memory files; a non-zero exit stops the commit.

@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
     @hooks_app.command("install")
     @handles_errors
     def install_command(
-        target: str = typer.Argument(..., help="claude-code or git."),
+        target: str = typer.Argument(..., help="claude-code or git.", metavar="TARGET"),
         project: bool = typer.Option(
             False, "--project", help="claude-code: <project>/.claude/settings.json (default)."
         ),
@@ -234,7 +234,7 @@ def register(app: typer.Typer) -> None:
     @hooks_app.command("uninstall")
     @handles_errors
     def uninstall_command(
-        target: str = typer.Argument(..., help="claude-code or git."),
+        target: str = typer.Argument(..., help="claude-code or git.", metavar="TARGET"),
         project: bool = typer.Option(
             False, "--project", help="claude-code: project settings (default)."
         ),
@@ -279,7 +279,7 @@ def register(app: typer.Typer) -> None:
     @hooks_app.command("shell")
     @handles_errors
     def shell_command(
-        shell: str = typer.Argument(..., help="bash or zsh."),
+        shell: str = typer.Argument(..., help="bash or zsh.", metavar="SHELL"),
         command: str = typer.Option("memctl", "--command", help="How the snippet calls memctl."),
     ) -> None:
         """Print `mem` / `memq` shell functions; add them with: memctl hooks shell bash >> ~/.bashrc"""

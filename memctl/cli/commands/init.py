@@ -14,7 +14,9 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def init_command(
         directory: Path = typer.Argument(
-            None, help="Project folder; the store is created as DIR/.memory (default: here)."
+            None,
+            help="Project folder; the store is created as DIR/.memory (default: here).",
+            metavar="DIRECTORY",
         ),
         user: bool = typer.Option(
             False,

@@ -71,7 +71,9 @@ def register(app: typer.Typer) -> None:
     def recall_command(
         ctx: typer.Context,
         query: str = typer.Argument(
-            ..., help="What you want to remember, in your own words or an exact identifier."
+            ...,
+            help="What you want to remember, in your own words or an exact identifier.",
+            metavar="QUERY",
         ),
         k: int = typer.Option(
             None, "-k", "--limit", help="How many memories to return (config recall.k, 5)."

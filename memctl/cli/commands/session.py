@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
     def add_command(
         ctx: typer.Context,
         text: str = typer.Argument(
-            ..., help="The turn's text. Use - to read it from standard input."
+            ..., help="The turn's text. Use - to read it from standard input.", metavar="TEXT"
         ),
         session: str = typer.Option(
             ..., "--session", "-S", help="Session id (letters, digits, . _ -)."
@@ -128,7 +128,9 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def show_command(
         ctx: typer.Context,
-        session: str = typer.Argument(None, help="Session id (default: the most recently active)."),
+        session: str = typer.Argument(
+            None, help="Session id (default: the most recently active).", metavar="SESSION"
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the session as JSON."),
     ) -> None:
         """Show a session: its rolling summary and the turns in its buffer."""
@@ -148,7 +150,7 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def end_command(
         ctx: typer.Context,
-        session: str = typer.Argument(..., help="Session id."),
+        session: str = typer.Argument(..., help="Session id.", metavar="SESSION"),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """End a session: the turns not yet in an episode become one (with 2+ exchanges)."""

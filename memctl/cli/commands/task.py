@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def start_command(
         ctx: typer.Context,
-        goal: str = typer.Argument(..., help="What the task is for."),
+        goal: str = typer.Argument(..., help="What the task is for.", metavar="GOAL"),
         plan: list[str] = typer.Option(
             [], "--plan", "-p", help="A planned step; repeat for several."
         ),
@@ -50,7 +50,9 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def step_command(
         ctx: typer.Context,
-        text: str = typer.Argument(..., help="A step's number or text; a new text adds a step."),
+        text: str = typer.Argument(
+            ..., help="A step's number or text; a new text adds a step.", metavar="TEXT"
+        ),
         status: str = typer.Option(None, "--status", help=f"One of: {', '.join(STEP_STATUSES)}."),
         result: str = typer.Option(None, "--result", help="What the step produced or found."),
         as_json: bool = typer.Option(False, "--json", help="Print the task as JSON."),
@@ -73,9 +75,9 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def note_command(
         ctx: typer.Context,
-        key: str = typer.Argument(..., help="Name of the note."),
+        key: str = typer.Argument(..., help="Name of the note.", metavar="KEY"),
         value: str = typer.Argument(
-            ..., help="Its value; a later note with the same key replaces it."
+            ..., help="Its value; a later note with the same key replaces it.", metavar="VALUE"
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the task as JSON."),
     ) -> None:
