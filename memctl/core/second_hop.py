@@ -3,12 +3,13 @@
 A question whose answer is spread over several memories finds one part by its words, and the
 rest only through what that part says: for "which region do the nightly invoice exports end up
 in", "the nightly export writes every invoice to the Zephyr bucket" points to "the Zephyr bucket
-sits in the Frankfurt region". The best hits' rarest words that the query does not hold (names, places, things: rare in
-general language and rare among the candidates) are bridges. One more full-text search on the
-query's words and the bridges finds memories that share them; each such memory gains a share
-of the score of the hit whose bridges it holds, in proportion to how much of that hit's words
-(query and bridges) it shares, and ends below that hit, as a session neighbour does: a memory
-is lifted by the evidence it shares with a hit, never ranked ahead of the hit.
+sits in the Frankfurt region". The best hits' rarest words that the query does not hold
+(names, places, things: rare in general language and rare among the candidates) are bridges.
+One more full-text search on the query's words and the bridges finds memories that share them;
+each such memory gains a share (recall.second_hop) of the score of the hit whose bridges it
+holds, in proportion to how much of that hit's words (query and bridges) it shares, and ends
+below that hit, as a session neighbour does: a memory is lifted by the evidence it shares with a
+hit, never ranked ahead of the hit.
 
 Pure: texts, scores and word weights in, scores out (service.retrieval.recall runs the search).
 """
@@ -29,9 +30,6 @@ BRIDGE_MIN_IDF = 5.0
 # ...and held by at most this share of the first hop's candidates: a word most candidates share
 # (the store's subject, a speaker's name) points to none of them in particular.
 BRIDGE_MAX_SHARE = 0.2
-# A memory that shares all of a hit's words gains this share of the hit's score (session
-# neighbours pass 0.4 to the turn beside a hit: a shared rare word is weaker evidence).
-HOP_SHARE = 0.2
 CEILING = 0.999  # a lifted memory ends at most at this share of the hit that lifted it
 
 
@@ -90,7 +88,7 @@ def spread_along_bridges(
     found: Sequence[Bridge],
     texts: Mapping[str, str],
     query_weights: Mapping[str, float],
-    share: float = HOP_SHARE,
+    share: float,
 ) -> dict[str, float]:
     """Scores after each hit passes a share of its score to the memories holding its bridges.
 
