@@ -4,7 +4,7 @@ set-cover order (hits holding different parts of the query come first)."""
 from __future__ import annotations
 
 from memctl import service
-from memctl.config import with_overrides
+from memctl.config import RecallSettings, with_overrides
 from memctl.core.evidence import query_terms, term_weights
 from memctl.core.second_hop import (
     Bridge,
@@ -14,6 +14,7 @@ from memctl.core.second_hop import (
     spread_along_bridges,
 )
 from memctl.integrations.word_frequency import zipf
+from memctl.service.retrieval.second_hop import follow_bridges
 
 
 def weights_of(query: str) -> dict[str, float]:
@@ -100,3 +101,24 @@ def test_recall_follows_the_best_hits_bridge_to_the_memory_it_points_to(store, f
 
     assert target not in found(0.0)
     assert target in found(0.5)
+
+
+def test_the_hop_searches_only_when_the_best_hit_lacks_a_query_word():
+    searched: list[str] = []
+
+    def search_text(text: str, limit: int) -> list[dict]:
+        searched.append(text)
+        return [{"id": "zephyr", "text": ZEPHYR}]
+
+    rows = {"export": {"id": "export", "text": EXPORT}, "other": {"id": "other", "text": "Pizza"}}
+    scores = {"export": 5.0, "other": 0.1}
+    whole = weights_of("nightly invoice export")  # the best hit holds every word
+    assert follow_bridges(scores, rows, whole, RecallSettings(), search_text, {}) == scores
+    assert searched == []
+
+    sources: dict[str, set[str]] = {}
+    lifted = follow_bridges(
+        dict(scores), dict(rows), weights_of(QUERY), RecallSettings(), search_text, sources
+    )
+    assert len(searched) == 1 and "zephyr" in searched[0].split()
+    assert 0 < lifted["zephyr"] < lifted["export"] and sources["zephyr"] == {"hop"}
