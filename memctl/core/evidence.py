@@ -106,15 +106,16 @@ def term_weights(terms: Iterable[str], zipf: Zipf) -> dict[str, float]:
     return {term: prior_idf(term, zipf) for term in terms}
 
 
-def text_stems(text: str) -> set[str]:
-    return {stem(word) for word in words(text)}
+@lru_cache(maxsize=1024)  # Why: one recall stems the same candidates for fusion, hop and hits
+def text_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(word) for word in words(text))
 
 
-def matched_terms(weights: Mapping[str, float], stems: set[str]) -> list[str]:
+def matched_terms(weights: Mapping[str, float], stems: frozenset[str] | set[str]) -> list[str]:
     return [term for term in weights if stem(term) in stems]
 
 
-def coverage(weights: Mapping[str, float], stems: set[str]) -> float:
+def coverage(weights: Mapping[str, float], stems: frozenset[str] | set[str]) -> float:
     """Share of the query's weight whose words the text contains (0 when nothing matches)."""
     total = sum(weights.values())
     if total <= 0:

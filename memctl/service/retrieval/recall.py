@@ -6,6 +6,7 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 
 from memctl.config import EmbeddingSettings, RecallSettings, Store
 from memctl.core.decay import DAY_SECONDS, recency_bonus
@@ -35,6 +36,7 @@ from memctl.integrations.word_frequency import zipf
 from memctl.service.after_reply import later
 from memctl.service.retrieval.embedding import index_model, model_settings
 from memctl.service.retrieval.hits import (
+    EVIDENCE_DEPTH,
     Evidence,
     Hit,
     attach_neighbours,
@@ -43,6 +45,7 @@ from memctl.service.retrieval.hits import (
 )
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
+from memctl.service.retrieval.second_hop import covering_order, follow_bridges
 from memctl.service.retrieval.timing import (
     add_time_bonus,
     explicit_window,
@@ -211,11 +214,17 @@ def _search(
     spread = list(settings.neighbour_weights)
     if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
         scores = _spread_to_neighbours(indexes, scores, rows, spread, sources)
+    if mode == "hybrid":  # Why after neighbours: a hop starts from the best hits as shown
+        hop_search = partial(_search_text, indexes, where=where)
+        scores = follow_bridges(scores, rows, weights, settings, hop_search, sources)
     _add_recency_bonus(scores, rows, settings, top_single)
     if window is not None:
         add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
+    if mode == "hybrid":
+        depth = max(k * EVIDENCE_DEPTH, 20)
+        ranked = covering_order(ranked, scores, rows, weights, settings, depth)
     evidence = Evidence(
         weights,
         vector,
