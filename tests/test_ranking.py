@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memctl import service
-from memctl.core.fusion import lexical_trust
+from memctl.core.fusion import lexical_ties, lexical_trust
 from memctl.core.ranking import (
     normalized_scores,
     reciprocal_rank_fusion,
@@ -197,3 +197,50 @@ def test_a_lifted_neighbour_stays_below_the_memory_that_lifted_it():
     assert spread["reply"] > 0.9  # still lifted above its own score
     # a neighbour whose own evidence is stronger keeps it
     assert spread_to_neighbours({"hit": 0.5, "reply": 0.9}, near, (0.4, 0.1))["reply"] == 0.9
+
+
+def test_candidates_holding_the_same_query_words_tie_on_the_lexical_side():
+    matched = {
+        "storage": frozenset({"invoices", "stored"}),
+        "pdfs": frozenset({"invoices", "stored"}),
+        "partial": frozenset({"invoices"}),
+        "none": frozenset(),
+    }
+    lexical = {"storage": 2.4, "pdfs": 2.8, "partial": 3.0, "none": 0.2}
+    assert lexical_ties(lexical, matched) == {
+        "storage": 2.8,  # raised to the best of its group: no longer behind "pdfs"
+        "pdfs": 2.8,
+        "partial": 3.0,  # another group (fewer of the query's words) keeps its own score
+        "none": 0.2,  # holding none of the query's words: nothing to tie with
+    }
+
+
+TIE_NOTES = [
+    "The billing service stores invoices in PostgreSQL 16, in the billing database on the "
+    "shared cluster.",
+    "Invoice PDFs are stored in S3 as invoices/<tenant>/<number>.pdf, one file per invoice.",
+    "Customer login goes through Auth0; internal tools use Google Workspace SSO.",
+    "Releases are cut every Tuesday from main after the pipeline is green.",
+    "The ledger service is written in Go; Jonas Lindqvist owns it.",
+    "Use ruff for formatting with a line length of 100.",
+    "Staging is reset every Sunday night; test tenants there disappear.",
+    "Money is stored as integer cents, never as floats.",
+]
+
+
+@pytest.mark.model
+def test_among_memories_holding_every_query_word_the_meaning_decides(store):
+    """Both notes hold "invoices" and "stored"; BM25 prefers the short one that repeats
+    "invoice", the meaning is the other's. Hybrid ranks by meaning among such ties."""
+    from memctl.config import with_overrides
+
+    ids = [
+        service.add_memory(store, text, sync=False, dedup=False, force=True).memory.id
+        for text in TIE_NOTES
+    ]
+    service.sync_index(store)
+    query = "where are invoices stored"
+    assert service.recall(store, query, k=2, mode="bm25", min_relevance=0)[0].id == ids[1]
+    assert [hit.id for hit in service.recall(store, query, k=2, min_relevance=0)] == ids[:2]
+    untied = with_overrides(store, {"recall": {"lexical_ties": False}})
+    assert service.recall(untied, query, k=1, min_relevance=0)[0].id == ids[1]

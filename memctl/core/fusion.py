@@ -88,3 +88,25 @@ def prior_share(store_size: int, half_size: float) -> float:
     if half_size <= 0:
         return 0.0
     return half_size / (half_size + max(store_size, 0))
+
+
+def lexical_ties(
+    lexical: Mapping[Key, float], matched: Mapping[Key, frozenset[str]]
+) -> dict[Key, float]:
+    """Each candidate's lexical score raised to the best of those holding the same query words:
+    BM25 then says which of the query's words a memory holds, and the other retriever says which
+    of the memories holding them is about the query. A candidate holding none keeps its score.
+
+    Why: among texts holding the same query words, BM25 ranks by how often and in how short a
+    text they occur: weak evidence, and near-ties in practice ("where are invoices stored" over a
+    note on where invoices are stored and one on invoice PDFs stored in S3), which the vector
+    side separates by meaning.
+    """
+    best: dict[frozenset[str], float] = {}
+    for item, value in lexical.items():
+        group = matched.get(item, frozenset())
+        if group:
+            best[group] = max(best.get(group, value), value)
+    return {
+        item: best[matched[item]] if matched.get(item) else value for item, value in lexical.items()
+    }
