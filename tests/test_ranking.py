@@ -206,12 +206,16 @@ def test_candidates_holding_the_same_query_words_tie_on_the_lexical_side():
         "partial": frozenset({"invoices"}),
         "none": frozenset(),
     }
-    lexical = {"storage": 2.4, "pdfs": 2.8, "partial": 3.0, "none": 0.2}
-    assert lexical_ties(lexical, matched) == {
+    matched["crumb"] = matched["crumb too"] = frozenset({"where"})
+    weights = {"where": 0.2, "invoices": 7.6, "stored": 4.0}
+    lexical = {"storage": 2.4, "pdfs": 2.8, "partial": 3.0, "none": 0.2, "crumb": 1, "crumb too": 2}
+    assert lexical_ties(lexical, matched, weights, least_share=0.3) == {
         "storage": 2.8,  # raised to the best of its group: no longer behind "pdfs"
         "pdfs": 2.8,
         "partial": 3.0,  # another group (fewer of the query's words) keeps its own score
         "none": 0.2,  # holding none of the query's words: nothing to tie with
+        "crumb": 1,  # a crumb of the query's weight is no evidence to share
+        "crumb too": 2,
     }
 
 

@@ -91,22 +91,29 @@ def prior_share(store_size: int, half_size: float) -> float:
 
 
 def lexical_ties(
-    lexical: Mapping[Key, float], matched: Mapping[Key, frozenset[str]]
+    lexical: Mapping[Key, float],
+    matched: Mapping[Key, frozenset[str]],
+    weights: Mapping[str, float],
+    least_share: float,
 ) -> dict[Key, float]:
-    """Each candidate's lexical score raised to the best of those holding the same query words:
-    BM25 then says which of the query's words a memory holds, and the other retriever says which
-    of the memories holding them is about the query. A candidate holding none keeps its score.
+    """Each candidate's lexical score raised to the best of those holding the same query words,
+    when those words are at least `least_share` of the query's weight: BM25 then says which of
+    the query's words a memory holds, and the other retriever says which of the memories holding
+    them is about the query. A candidate holding less keeps its score.
 
     Why: among texts holding the same query words, BM25 ranks by how often and in how short a
     text they occur: weak evidence, and near-ties in practice ("where are invoices stored" over a
     note on where invoices are stored and one on invoice PDFs stored in S3), which the vector
-    side separates by meaning.
+    side separates by meaning. Words that are only a crumb of the query ("API" of a question on
+    an API gateway's query depth) are no evidence to share: tying on them would lift every
+    memory that happens to hold them.
     """
+    total = sum(weights.values())
     best: dict[frozenset[str], float] = {}
     for item, value in lexical.items():
         group = matched.get(item, frozenset())
-        if group:
+        if group and total > 0 and sum(weights.get(t, 0.0) for t in group) >= least_share * total:
             best[group] = max(best.get(group, value), value)
     return {
-        item: best[matched[item]] if matched.get(item) else value for item, value in lexical.items()
+        item: best.get(matched.get(item, frozenset()), value) for item, value in lexical.items()
     }

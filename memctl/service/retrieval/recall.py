@@ -290,7 +290,7 @@ def _fuse(
             key: frozenset(matched_terms(weights, text_stems(chunk_rows[key]["text"])))
             for key, _ in lists[1]
         }
-        normalized[-1] = lexical_ties(normalized[-1], matched)
+        normalized[-1] = lexical_ties(normalized[-1], matched, weights, settings.coverage_full)
     if fusion == "adaptive" and len(lists) == 2:
         best_coverage = max(
             (coverage(weights, text_stems(chunk_rows[key]["text"])) for key, _ in lists[1][:5]),
