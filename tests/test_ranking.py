@@ -199,24 +199,27 @@ def test_a_lifted_neighbour_stays_below_the_memory_that_lifted_it():
     assert spread_to_neighbours({"hit": 0.5, "reply": 0.9}, near, (0.4, 0.1))["reply"] == 0.9
 
 
-def test_candidates_holding_the_same_query_words_tie_on_the_lexical_side():
+def test_candidates_holding_the_most_of_the_query_tie_on_the_lexical_side():
+    weights = {"invoices": 7.6, "stored": 4.0, "where": 0.4}
+    both, one = frozenset({"invoices", "stored"}), frozenset({"invoices"})
     matched = {
-        "storage": frozenset({"invoices", "stored"}),
-        "pdfs": frozenset({"invoices", "stored"}),
-        "partial": frozenset({"invoices"}),
+        "storage": both,
+        "pdfs": both,
+        "partial": one,
+        "partial too": one,
         "none": frozenset(),
     }
-    matched["crumb"] = matched["crumb too"] = frozenset({"where"})
-    weights = {"where": 0.2, "invoices": 7.6, "stored": 4.0}
-    lexical = {"storage": 2.4, "pdfs": 2.8, "partial": 3.0, "none": 0.2, "crumb": 1, "crumb too": 2}
+    lexical = {"storage": 2.4, "pdfs": 2.8, "partial": 3.0, "partial too": 1.0, "none": 0.2}
     assert lexical_ties(lexical, matched, weights, least_share=0.3) == {
-        "storage": 2.8,  # raised to the best of its group: no longer behind "pdfs"
+        "storage": 2.8,  # raised to the best of the top tier: no longer behind "pdfs"
         "pdfs": 2.8,
-        "partial": 3.0,  # another group (fewer of the query's words) keeps its own score
-        "none": 0.2,  # holding none of the query's words: nothing to tie with
-        "crumb": 1,  # a crumb of the query's weight is no evidence to share
-        "crumb too": 2,
+        "partial": 3.0,  # fewer of the query's words: one of a crowd, BM25's order stands
+        "partial too": 1.0,
+        "none": 0.2,
     }
+    # the most any candidate holds is a crumb of the query: no tie at all
+    crumbs = {"a": frozenset({"where"}), "b": frozenset({"where"})}
+    assert lexical_ties({"a": 1.0, "b": 2.0}, crumbs, weights, 0.3) == {"a": 1.0, "b": 2.0}
 
 
 TIE_NOTES = [
