@@ -33,9 +33,18 @@ def test_stdev_scaling_puts_the_weakest_candidate_at_zero_and_divides_by_the_spr
     scaled = normalized_scores([("a", 10.0), ("b", 3.0), ("c", 1.0), ("d", 0.0)], "stdev")
     spread = (61 / 4) ** 0.5  # population standard deviation of 10, 3, 1, 0 (mean 3.5)
     assert scaled == pytest.approx({"a": 10 / spread, "b": 3 / spread, "c": 1 / spread, "d": 0.0})
-    assert normalized_scores([("x", 0.7), ("y", 0.7)], "stdev") == {"x": 1.0, "y": 1.0}
     with pytest.raises(ValueError):
         normalized_scores([("x", 1.0)], "median")
+
+
+def test_a_list_that_cannot_tell_its_candidates_apart_ranks_them_as_a_top_under_stdev():
+    # the top of any list with a spread is at least 2 standard deviations above its weakest...
+    assert normalized_scores([("a", 5.0), ("b", 1.0)], "stdev")["a"] == pytest.approx(2.0)
+    assert normalized_scores([("a", 9.0), ("b", 8.0), ("c", 1.0)], "stdev")["a"] > 2.0
+    # ...so BM25's only match (or equal ones) is not scored below the better of two
+    assert normalized_scores([("only", 0.3)], "stdev") == {"only": 2.0}
+    assert normalized_scores([("x", 0.7), ("y", 0.7)], "stdev") == {"x": 2.0, "y": 2.0}
+    assert normalized_scores([("only", 0.3)], "range") == {"only": 1.0}
 
 
 def test_one_outlier_squeezes_a_list_less_under_stdev_than_under_range():
