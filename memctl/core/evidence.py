@@ -107,9 +107,8 @@ def term_weights(terms: Iterable[str], zipf: Zipf) -> dict[str, float]:
     return {term: prior_idf(term, zipf) for term in terms}
 
 
-@lru_cache(
-    maxsize=1 << 12
-)  # Why: fusion, the coverage veto and each hit's relevance stem the same texts
+# Why cached: fusion's ties, the coverage veto and each hit's relevance stem the same texts.
+@lru_cache(maxsize=1 << 12)
 def text_stems(text: str) -> frozenset[str]:
     return frozenset(stem(word) for word in words(text))
 
