@@ -80,6 +80,10 @@ class RecallSettings:
     coverage_full: float = fraction(0.3)
     # adaptive: vector weight times 1 + this x how far its top cosine stands above the rest
     peak_gain: float = setting(0.2, at_least=0)
+    # adaptive, hybrid: the candidates holding the most of the query's words (at least
+    # coverage_full of its weight) all get the best one's lexical score, so the vector side
+    # decides among them; false keeps BM25's own order (term counts, text length)
+    lexical_ties: bool = setting(True)
     # A store of this many memories takes half its lexical score from BM25 and half from a
     # match weighted by word frequency in general language (BM25's IDF is noise in a small
     # store); the prior's share fades as the store grows. 0 turns the prior off.

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memctl import service
-from memctl.core.fusion import lexical_trust
+from memctl.core.fusion import lexical_ties, lexical_trust
 from memctl.core.ranking import (
     normalized_scores,
     reciprocal_rank_fusion,
@@ -33,9 +33,18 @@ def test_stdev_scaling_puts_the_weakest_candidate_at_zero_and_divides_by_the_spr
     scaled = normalized_scores([("a", 10.0), ("b", 3.0), ("c", 1.0), ("d", 0.0)], "stdev")
     spread = (61 / 4) ** 0.5  # population standard deviation of 10, 3, 1, 0 (mean 3.5)
     assert scaled == pytest.approx({"a": 10 / spread, "b": 3 / spread, "c": 1 / spread, "d": 0.0})
-    assert normalized_scores([("x", 0.7), ("y", 0.7)], "stdev") == {"x": 1.0, "y": 1.0}
     with pytest.raises(ValueError):
         normalized_scores([("x", 1.0)], "median")
+
+
+def test_a_list_that_cannot_tell_its_candidates_apart_ranks_them_as_a_top_under_stdev():
+    # the top of any list with a spread is at least 2 standard deviations above its weakest...
+    assert normalized_scores([("a", 5.0), ("b", 1.0)], "stdev")["a"] == pytest.approx(2.0)
+    assert normalized_scores([("a", 9.0), ("b", 8.0), ("c", 1.0)], "stdev")["a"] > 2.0
+    # ...so BM25's only match (or equal ones) is not scored below the better of two
+    assert normalized_scores([("only", 0.3)], "stdev") == {"only": 2.0}
+    assert normalized_scores([("x", 0.7), ("y", 0.7)], "stdev") == {"x": 2.0, "y": 2.0}
+    assert normalized_scores([("only", 0.3)], "range") == {"only": 1.0}
 
 
 def test_one_outlier_squeezes_a_list_less_under_stdev_than_under_range():
@@ -197,3 +206,57 @@ def test_a_lifted_neighbour_stays_below_the_memory_that_lifted_it():
     assert spread["reply"] > 0.9  # still lifted above its own score
     # a neighbour whose own evidence is stronger keeps it
     assert spread_to_neighbours({"hit": 0.5, "reply": 0.9}, near, (0.4, 0.1))["reply"] == 0.9
+
+
+def test_candidates_holding_the_most_of_the_query_tie_on_the_lexical_side():
+    weights = {"invoices": 7.6, "stored": 4.0, "where": 0.4}
+    both, one = frozenset({"invoices", "stored"}), frozenset({"invoices"})
+    matched = {
+        "storage": both,
+        "pdfs": both,
+        "partial": one,
+        "partial too": one,
+        "none": frozenset(),
+    }
+    lexical = {"storage": 2.4, "pdfs": 2.8, "partial": 3.0, "partial too": 1.0, "none": 0.2}
+    assert lexical_ties(lexical, matched, weights, least_share=0.3) == {
+        "storage": 2.8,  # raised to the best of the top tier: no longer behind "pdfs"
+        "pdfs": 2.8,
+        "partial": 3.0,  # fewer of the query's words: one of a crowd, BM25's order stands
+        "partial too": 1.0,
+        "none": 0.2,
+    }
+    # the most any candidate holds is a crumb of the query: no tie at all
+    crumbs = {"a": frozenset({"where"}), "b": frozenset({"where"})}
+    assert lexical_ties({"a": 1.0, "b": 2.0}, crumbs, weights, 0.3) == {"a": 1.0, "b": 2.0}
+
+
+TIE_NOTES = [
+    "The billing service stores invoices in PostgreSQL 16, in the billing database on the "
+    "shared cluster.",
+    "Invoice PDFs are stored in S3 as invoices/<tenant>/<number>.pdf, one file per invoice.",
+    "Customer login goes through Auth0; internal tools use Google Workspace SSO.",
+    "Releases are cut every Tuesday from main after the pipeline is green.",
+    "The ledger service is written in Go; Jonas Lindqvist owns it.",
+    "Use ruff for formatting with a line length of 100.",
+    "Staging is reset every Sunday night; test tenants there disappear.",
+    "Money is stored as integer cents, never as floats.",
+]
+
+
+@pytest.mark.model
+def test_among_memories_holding_every_query_word_the_meaning_decides(store):
+    """Both notes hold "invoices" and "stored"; BM25 prefers the short one that repeats
+    "invoice", the meaning is the other's. Hybrid ranks by meaning among such ties."""
+    from memctl.config import with_overrides
+
+    ids = [
+        service.add_memory(store, text, sync=False, dedup=False, force=True).memory.id
+        for text in TIE_NOTES
+    ]
+    service.sync_index(store)
+    query = "where are invoices stored"
+    assert service.recall(store, query, k=2, mode="bm25", min_relevance=0)[0].id == ids[1]
+    assert [hit.id for hit in service.recall(store, query, k=2, min_relevance=0)] == ids[:2]
+    untied = with_overrides(store, {"recall": {"lexical_ties": False}})
+    assert service.recall(untied, query, k=1, min_relevance=0)[0].id == ids[1]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -106,16 +107,18 @@ def term_weights(terms: Iterable[str], zipf: Zipf) -> dict[str, float]:
     return {term: prior_idf(term, zipf) for term in terms}
 
 
-@lru_cache(maxsize=1024)  # Why: one recall stems the same candidates for fusion, hop and hits
+# Why cached: fusion's ties, the coverage veto, the second hop and each hit's relevance stem
+# the same texts.
+@lru_cache(maxsize=1 << 12)
 def text_stems(text: str) -> frozenset[str]:
     return frozenset(stem(word) for word in words(text))
 
 
-def matched_terms(weights: Mapping[str, float], stems: frozenset[str] | set[str]) -> list[str]:
+def matched_terms(weights: Mapping[str, float], stems: AbstractSet[str]) -> list[str]:
     return [term for term in weights if stem(term) in stems]
 
 
-def coverage(weights: Mapping[str, float], stems: frozenset[str] | set[str]) -> float:
+def coverage(weights: Mapping[str, float], stems: AbstractSet[str]) -> float:
     """Share of the query's weight whose words the text contains (0 when nothing matches)."""
     total = sum(weights.values())
     if total <= 0:

@@ -88,3 +88,42 @@ def prior_share(store_size: int, half_size: float) -> float:
     if half_size <= 0:
         return 0.0
     return half_size / (half_size + max(store_size, 0))
+
+
+def lexical_ties(
+    lexical: Mapping[Key, float],
+    matched: Mapping[Key, frozenset[str]],
+    weights: Mapping[str, float],
+    least_share: float,
+) -> dict[Key, float]:
+    """The candidates holding the most of the query's words (by weight, at least `least_share`
+    of it) all get the lexical score of the best of them: BM25 says that these memories hold the
+    query's words, and the other retriever says which of them is about the query.
+
+    Why: among texts holding the same query words, BM25 ranks by how often and in how short a
+    text they occur: weak evidence, and near-ties in practice ("where are invoices stored" over a
+    note on where invoices are stored and one on invoice PDFs stored in S3), which the vector
+    side separates by meaning. Only the top tier ties: below it, a memory holding fewer of the
+    query's words (a speaker's name alone) is one of many, and lifting them all would hand the
+    ranking of a crowd to meaning alone; and words that are a crumb of the query ("API" of a
+    question on an API gateway's query depth) are no evidence to share.
+    """
+    total = sum(weights.values())
+    if total <= 0:
+        return dict(lexical)
+    share = {
+        group: sum(weights.get(term, 0.0) for term in group) / total
+        for group in set(matched.values())
+    }
+    top = max(share.values(), default=0.0)
+    if top < least_share:
+        return dict(lexical)
+    tier = {group for group, held in share.items() if held >= top - 1e-9}
+    best: dict[frozenset[str], float] = {}
+    for item, value in lexical.items():
+        group = matched.get(item, frozenset())
+        if group in tier:
+            best[group] = max(best.get(group, value), value)
+    return {
+        item: best.get(matched.get(item, frozenset()), value) for item, value in lexical.items()
+    }

@@ -70,7 +70,10 @@ def normalized_scores(
     own spread lets a weighted sum compare them by how far apart candidates really are. The range
     hangs on the two extreme candidates, so one outlier (a rare word only one memory has) squeezes
     every other candidate of that list toward 0; the standard deviation of all candidates moves
-    much less. Equal scores all get 1.
+    much less. Equal scores (one candidate, or none that differ) all get 1 under `range`, the
+    top of every list; under `stdev` they get 2, the least the top of a list with any spread
+    gets (a standard deviation is at most half the range): BM25's only match is not a weaker
+    match than the better of two.
     """
     if not scored:
         return {}
@@ -84,7 +87,8 @@ def normalized_scores(
     else:
         raise ValueError(f"unknown scale {scale!r}; expected one of {SCALES}")
     if spread < 1e-12:
-        return {item: 1.0 for item, _ in scored}
+        flat = 2.0 if scale == "stdev" else 1.0
+        return {item: flat for item, _ in scored}
     return {item: (score - low) / spread for item, score in scored}
 
 

@@ -11,12 +11,20 @@ from functools import partial
 from memctl.config import EmbeddingSettings, RecallSettings, Store
 from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import UsageError
-from memctl.core.evidence import cosine_scale, coverage, query_terms, term_weights, text_stems
+from memctl.core.evidence import (
+    cosine_scale,
+    coverage,
+    matched_terms,
+    query_terms,
+    term_weights,
+    text_stems,
+)
 from memctl.core.evidence import weighted_match as prior_match
 from memctl.core.fusion import (
     FusionWeights,
     adaptive_weights,
     blended_lexical,
+    lexical_ties,
     lexical_trust,
     prior_share,
 )
@@ -286,6 +294,12 @@ def _fuse(
         if share > 0:
             normalized[-1] = _with_prior(normalized[-1], text_rows, chunk_rows, weights, share)
     chosen = base
+    if fusion == "adaptive" and len(lists) == 2 and settings.lexical_ties:
+        matched = {
+            key: frozenset(matched_terms(weights, text_stems(chunk_rows[key]["text"])))
+            for key, _ in lists[1]
+        }
+        normalized[-1] = lexical_ties(normalized[-1], matched, weights, settings.coverage_full)
     if fusion == "adaptive" and len(lists) == 2:
         best_coverage = max(
             (coverage(weights, text_stems(chunk_rows[key]["text"])) for key, _ in lists[1][:5]),
