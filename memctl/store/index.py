@@ -9,9 +9,9 @@ finish without either (store/manifest.py).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memctl.core.ports import MemoryFilter, Row
 from memctl.store.index_maintenance import (
@@ -29,6 +29,7 @@ from memctl.store.manifest import (  # noqa: F401 - the index's manifest, import
     ManifestFile,
     stamp_name,
 )
+from memctl.store.resident_vectors import forget_table, ranked_rows, resident_table
 
 if TYPE_CHECKING:
     import lance
@@ -147,6 +148,7 @@ class MemoryIndex:
     def drop(self) -> None:
         self._dataset = None
         forget_session(str(self.table_dir))
+        forget_table(str(self.table_dir))
         if self.table_dir.exists():
             shutil.rmtree(self.table_dir)
 
@@ -216,10 +218,13 @@ class MemoryIndex:
     def _to_table(self, **query):
         """dataset().to_table(**query), again on the newest version if a file of the one read
         was removed meanwhile (a writer cleans up versions replaced a few seconds ago)."""
+        return self._retrying(lambda: self.dataset().to_table(**query))
+
+    def _retrying(self, read: Callable[[], Any]) -> Any:
         for attempt in range(3):
             try:
-                return self.dataset().to_table(**query)
-            except ValueError as exc:
+                return read()
+            except (ValueError, OSError) as exc:
                 if "Not found" not in str(exc) or attempt == 2:
                     raise
                 self._dataset = None
@@ -238,10 +243,22 @@ class MemoryIndex:
     def search_vector(
         self, query_vector: Vector, limit: int, where: MemoryFilter | None = None
     ) -> list[Row]:
+        """The `limit` rows nearest the query (cosine), nearest first, with `_distance`.
+
+        A process that keeps tables resident (the server) answers from memory, exactly;
+        otherwise lance's flat scan (or its ANN index past `ann_min_rows`) finds the rows. Either
+        way the distances are computed by the same code (resident_vectors.ranked_rows)."""
         if not self.exists():
             return []
+        resident = resident_table(str(self.table_dir))
+        if resident is not None:
+            found = self._retrying(
+                lambda: resident.search(self.dataset(), query_vector, limit, where, list(COLUMNS))
+            )
+            if found is not None:
+                return found
         table = self._to_table(
-            columns=list(COLUMNS) + ["_distance"],
+            columns=list(COLUMNS) + ["vector", "_distance"],
             nearest={
                 "column": "vector",
                 "q": query_vector,
@@ -252,7 +269,7 @@ class MemoryIndex:
             filter=filter_sql(where),
             prefilter=True,
         )
-        return table.to_pylist()
+        return ranked_rows(table, query_vector, limit)
 
     def search_text(self, query: str, limit: int, where: MemoryFilter | None = None) -> list[Row]:
         if not self.exists() or not query.strip():

@@ -1,0 +1,118 @@
+"""The server's resident vectors answer the vector side of recall exactly as lance's flat scan
+does, and stay so as the table is written, edited, compacted, purged and rebuilt: real LanceDB
+tables in tmp dirs, the same index object read both ways."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+import pytest
+
+from memctl.core.ports import MemoryFilter
+from memctl.store import index as index_module
+from memctl.store import resident_vectors
+from memctl.store.index import MemoryIndex
+from memctl.store.index_maintenance import MaintenancePolicy
+
+DIM = 16
+TYPES = ("semantic", "episodic", "procedural")
+
+
+def row(i: int, version: int = 0) -> dict:
+    return {
+        "id": f"m{i:04d}",
+        "chunk": 0,
+        "path": f"semantic/note-{i}.md",
+        "title": f"note {i}",
+        "type": TYPES[i % 3],
+        "tags": ",deploy,a_b," if i % 4 == 0 else ",misc,axb,",
+        "agent": "claude" if i % 5 == 0 else "",
+        "scope": "private" if i % 7 == 0 else "project",
+        "archived": False,
+        "created": f"2025-{1 + i % 12:02d}-01T00:00:00Z",
+        "updated": "",
+        "importance": 0.5,
+        "pinned": False,
+        "embed_hash": f"h{i}-{version}",
+        "sequence": "",
+        "text": f"note number {i} version {version}",
+    }
+
+
+def vectors(ids: list[int], version: int = 0) -> np.ndarray:
+    return np.stack(
+        [np.random.default_rng(1000 * version + i).standard_normal(DIM) for i in ids]
+    ).astype(np.float32)
+
+
+FILTERS = [
+    None,
+    MemoryFilter(scope="project"),
+    MemoryFilter(types=("episodic", "procedural"), tags=("deploy",)),
+    MemoryFilter(agent="claude", exclude_ids=("m0010", "m0020")),
+    MemoryFilter(exclude_types=("semantic",), created_since="2025-06-01T00:00:00Z"),
+    MemoryFilter(created_until="2025-03-01T00:00:00Z", archived=False),
+    MemoryFilter(tags=("a_b",)),  # literally: `axb` is not a match
+]
+
+
+@pytest.fixture
+def index(tmp_path: Path):
+    resident_vectors.keep_resident()
+    yield MemoryIndex(tmp_path / "index", DIM, policy=MaintenancePolicy(keep_versions_seconds=0))
+    resident_vectors.keep_resident(False)
+
+
+def both_ways(index: MemoryIndex, query: np.ndarray, limit: int, where) -> tuple[list, list]:
+    """(resident answer, lance answer) on the table as it is now."""
+    resident = MemoryIndex(index.index_dir, DIM).search_vector(query, limit, where)
+    # Why patched, not switched off: switching off drops what is kept, and the point is to
+    # read the table as kept since earlier writes.
+    with patch.object(index_module, "resident_table", lambda uri: None):
+        flat = MemoryIndex(index.index_dir, DIM).search_vector(query, limit, where)
+    return resident, flat
+
+
+def assert_same_answers(index: MemoryIndex, seed: int) -> list[str]:
+    """Every filter, a few queries: the same rows, in the same order, with the same distances.
+    Returns the ids the resident side found."""
+    seen: list[str] = []
+    for n, where in enumerate(FILTERS):
+        query = np.random.default_rng(seed * 100 + n).standard_normal(DIM).astype(np.float32)
+        for limit in (1, 7, 500):
+            resident, flat = both_ways(index, query, limit, where)
+            assert resident == flat, (where, limit)
+            seen += [found["id"] for found in resident]
+    return seen
+
+
+def test_resident_answers_match_the_flat_scan_through_every_kind_of_write(index):
+    index.apply([], [row(i) for i in range(120)], vectors(list(range(120))))
+    assert_same_answers(index, 1)
+
+    # New memories: a new fragment, folded with the first.
+    index.apply([], [row(i) for i in range(120, 150)], vectors(list(range(120, 150))))
+    assert "m0140" in assert_same_answers(index, 2)
+
+    # Edits: old rows deleted (a deletion file), new ones appended.
+    edited = [3, 50, 121]
+    index.apply([f"m{i:04d}" for i in edited], [row(i, 1) for i in edited], vectors(edited, 1))
+    assert_same_answers(index, 3)
+
+    # Compaction and old versions removed (what a server does in its idle time).
+    index.maintain()
+    assert_same_answers(index, 4)
+
+    # Forget: the rows are purged (every fragment with deletions rewritten).
+    forgotten = [f"m{i:04d}" for i in (0, 7, 121, 149)]
+    index.purge(forgotten)
+    assert not set(forgotten) & set(assert_same_answers(index, 5))
+
+    # The table removed and built again from other rows: nothing of the old one is used.
+    index.drop()
+    assert MemoryIndex(index.index_dir, DIM).search_vector(vectors([1])[0], 5) == []
+    index.apply([], [row(i, 2) for i in range(40)], vectors(list(range(40)), 2))
+    found = assert_same_answers(index, 6)
+    assert found and all(int(memory_id[1:]) < 40 for memory_id in found)
