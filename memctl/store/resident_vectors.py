@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 VECTOR = "vector"
 _ADDRESS = "_rowaddr"
 _OFFSET_BITS = 32
+_BLOCK_ROWS = 1024
 # The MemoryFilter fields row_mask() knows; a filter using any other falls back to lance.
 _KNOWN_FILTER_FIELDS = {
     "types",
@@ -140,7 +141,7 @@ class ResidentTable:
         for number, fragment in enumerate(fragments):
             if fragment.rows.num_rows == 0:
                 continue
-            similarity = (fragment.vectors @ unit_query) * fragment.inverse_norms
+            similarity = _products(fragment.vectors, unit_query) * fragment.inverse_norms
             keep = row_mask(fragment.rows, where)
             if fragment.alive is not None:
                 keep = fragment.alive if keep is None else keep & fragment.alive
@@ -189,6 +190,17 @@ class ResidentTable:
         return list(found.values())
 
 
+def _products(matrix, query) -> np.ndarray:
+    """matrix @ query, in blocks small enough that BLAS runs each on one thread: on a busy
+    machine its threads wait for each other (at 10k rows: 1.3 ms median this way, 16 ms whole)."""
+    import numpy as np
+
+    out = np.empty(len(matrix), dtype=np.float32)
+    for start in range(0, len(matrix), _BLOCK_ROWS):
+        np.dot(matrix[start : start + _BLOCK_ROWS], query, out=out[start : start + _BLOCK_ROWS])
+    return out
+
+
 def _deletion_key(deletion_file) -> Any:
     if deletion_file is None:
         return None
@@ -203,7 +215,7 @@ def _read_fragment(fragment, deletion, columns: list[str], kept) -> _Fragment:
 
     rows = fragment.to_table(columns=columns, with_row_address=True)
     offsets = rows.column(_ADDRESS).to_numpy() & ((1 << _OFFSET_BITS) - 1)
-    rows = rows.drop_columns([_ADDRESS])
+    rows = rows.drop_columns([_ADDRESS]).combine_chunks()  # Why: take() on chunks is slow
     known = _known_vectors(kept)
     keys = zip(
         rows.column("id").to_pylist(),
