@@ -223,7 +223,7 @@ def _read_fragment(fragment, deletion, columns: list[str], kept) -> _Fragment:
         rows.column("embed_hash").to_pylist(),
         strict=True,
     )
-    found = [known.get(key) for key in keys]
+    found: list[Any] = [known.get(key) for key in keys]
     missing = [i for i, vector in enumerate(found) if vector is None]
     dim = next((len(v) for v in found if v is not None), None)
     if missing:
