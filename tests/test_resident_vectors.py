@@ -18,6 +18,7 @@ from memctl.store.index_maintenance import MaintenancePolicy
 
 DIM = 16
 TYPES = ("semantic", "episodic", "procedural")
+TOPICS = ("kafka lag", "postgres locks", "billing webhooks", "grafana alerts", "redis")
 
 
 def row(i: int, version: int = 0) -> dict:
@@ -37,7 +38,7 @@ def row(i: int, version: int = 0) -> dict:
         "pinned": False,
         "embed_hash": f"h{i}-{version}",
         "sequence": "",
-        "text": f"note number {i} version {version}",
+        "text": f"note {i} about {TOPICS[i % 5]} version {version}",
     }
 
 
@@ -65,13 +66,13 @@ def index(tmp_path: Path):
     resident_vectors.keep_resident(False)
 
 
-def both_ways(index: MemoryIndex, query: np.ndarray, limit: int, where) -> tuple[list, list]:
-    """(resident answer, lance answer) on the table as it is now."""
-    resident = MemoryIndex(index.index_dir, DIM).search_vector(query, limit, where)
+def both_ways(index: MemoryIndex, read) -> tuple:
+    """(resident answer, lance answer) of `read(index)` on the table as it is now."""
+    resident = read(MemoryIndex(index.index_dir, DIM))
     # Why patched, not switched off: switching off drops what is kept, and the point is to
     # read the table as kept since earlier writes.
     with patch.object(index_module, "resident_table", lambda uri: None):
-        flat = MemoryIndex(index.index_dir, DIM).search_vector(query, limit, where)
+        flat = read(MemoryIndex(index.index_dir, DIM))
     return resident, flat
 
 
@@ -82,9 +83,17 @@ def assert_same_answers(index: MemoryIndex, seed: int) -> list[str]:
     for n, where in enumerate(FILTERS):
         query = np.random.default_rng(seed * 100 + n).standard_normal(DIM).astype(np.float32)
         for limit in (1, 7, 500):
-            resident, flat = both_ways(index, query, limit, where)
+            resident, flat = both_ways(index, lambda i: i.search_vector(query, limit, where))
             assert resident == flat, (where, limit)
             seen += [found["id"] for found in resident]
+        words = TOPICS[n % len(TOPICS)] + " version 1"
+        resident, flat = both_ways(index, lambda i: i.search_text(words, 9, where))
+        assert resident == flat, (words, where)
+        seen += [found["id"] for found in resident]
+    ids = [f"m{i:04d}" for i in range(0, 160, 3)]
+    resident, flat = both_ways(index, lambda i: i.vectors_for_ids(ids))
+    assert resident.keys() == flat.keys()
+    assert all(np.array_equal(resident[key], flat[key]) for key in flat)
     return seen
 
 

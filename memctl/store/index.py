@@ -274,9 +274,11 @@ class MemoryIndex:
     def search_text(self, query: str, limit: int, where: MemoryFilter | None = None) -> list[Row]:
         if not self.exists() or not query.strip():
             return []
+        resident = resident_table(str(self.table_dir))
         try:
             table = self._to_table(
-                columns=list(COLUMNS) + ["_score"],
+                columns=["_score"] if resident else list(COLUMNS) + ["_score"],
+                with_row_address=resident is not None,
                 full_text_query=query,
                 filter=filter_sql(where),
                 prefilter=True,
@@ -288,7 +290,23 @@ class MemoryIndex:
             if "INVERTED index" in str(exc):
                 return []
             raise
-        return table.to_pylist()
+        if resident is None:
+            return table.to_pylist()
+        # Why: a server keeps every row; reading only scores and addresses is 4x faster.
+        found = resident.rows_at(
+            self.dataset(), table.column("_rowaddr").to_pylist(), list(COLUMNS)
+        )
+        if found is None:  # a row the kept copy lacks (the table changed meanwhile): read it
+            return self._to_table(
+                columns=list(COLUMNS) + ["_score"],
+                full_text_query=query,
+                filter=filter_sql(where),
+                prefilter=True,
+                limit=limit,
+            ).to_pylist()
+        for row, score in zip(found, table.column("_score").to_pylist(), strict=True):
+            row["_score"] = score
+        return found
 
     def rows(self, where: MemoryFilter | None, columns: Sequence[str]) -> list[Row]:
         """These columns of every row the filter lets through."""
@@ -321,6 +339,11 @@ class MemoryIndex:
         """Each memory's vector (of its first chunk), as recall's vector search saw it."""
         if not ids or not self.exists():
             return {}
+        resident = resident_table(str(self.table_dir))
+        if resident is not None:
+            return self._retrying(
+                lambda: resident.first_chunk_vectors(self.dataset(), ids, list(COLUMNS))
+            )
         found: dict[str, Vector] = {}
         for start in range(0, len(ids), 500):
             where = (

@@ -18,6 +18,7 @@ Off unless `keep_resident()` was called (the server does); a one-shot process re
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 VECTOR = "vector"
 _ADDRESS = "_rowaddr"
 _OFFSET_BITS = 32
+_OFFSET_MASK = (1 << _OFFSET_BITS) - 1
 _BLOCK_ROWS = 1024
 # The MemoryFilter fields row_mask() knows; a filter using any other falls back to lance.
 _KNOWN_FILTER_FIELDS = {
@@ -114,6 +116,19 @@ class _Fragment:
     inverse_norms: np.ndarray  # float32 (rows,): 1 / each vector's norm (0 for a zero vector)
     deletion: Any  # the deletion file these rows were read under
     alive: np.ndarray | None  # rows still live under a later deletion file; None: all
+    _first_chunks: dict[str, int] | None = None
+
+    def first_chunks(self) -> dict[str, int]:
+        """Memory id -> the position of its first chunk's row."""
+        if self._first_chunks is None:
+            ids = self.rows.column("id").to_pylist()
+            chunks = self.rows.column("chunk").to_pylist()
+            self._first_chunks = {i: n for n, (i, c) in enumerate(zip(ids, chunks, strict=True)) if not c}
+        return self._first_chunks
+
+    def row(self, position: int) -> Row:
+        """The row at `position` as lance's to_pylist() gives it (a fresh dict)."""
+        return self.rows.slice(position, 1).to_pylist()[0]
 
 
 class ResidentTable:
@@ -121,6 +136,7 @@ class ResidentTable:
 
     def __init__(self) -> None:
         self._fragments: dict[tuple[str, ...], _Fragment] = {}
+        self._by_fragment_id: dict[int, _Fragment] = {}
         self._lock = threading.Lock()
 
     def search(
@@ -172,9 +188,45 @@ class ResidentTable:
         table = pa.concat_tables(parts)
         return ranked_rows(table, query, limit)
 
+    def rows_at(self, dataset, addresses: Sequence[int], columns: list[str]) -> list[Row] | None:
+        """The live rows at these row addresses (of the version `dataset` is at), in order;
+        None when one is not kept (lance then reads them)."""
+        import numpy as np
+
+        with self._lock:
+            self._current(dataset, columns)
+            by_id = self._by_fragment_id
+        found: list[Row] = []
+        for address in addresses:
+            fragment = by_id.get(int(address) >> _OFFSET_BITS)
+            if fragment is None:
+                return None
+            offset = int(address) & _OFFSET_MASK
+            position = int(np.searchsorted(fragment.offsets, offset))
+            if position >= len(fragment.offsets) or fragment.offsets[position] != offset:
+                return None
+            if fragment.alive is not None and not fragment.alive[position]:
+                return None
+            found.append(fragment.row(position))
+        return found
+
+    def first_chunk_vectors(self, dataset, ids: Sequence[str], columns: list[str]) -> dict:
+        """Each of these memories' first-chunk vector, of those with a live row."""
+        with self._lock:
+            fragments = self._current(dataset, columns)
+        found = {}
+        for fragment in fragments:
+            positions = fragment.first_chunks()
+            for memory_id in ids:
+                position = positions.get(memory_id)
+                if position is not None and (fragment.alive is None or fragment.alive[position]):
+                    found[memory_id] = fragment.vectors[position]
+        return found
+
     def _current(self, dataset, columns: list[str]) -> list[_Fragment]:
         """The fragments of the version `dataset` is at, reading only what is not kept yet."""
         found: dict[tuple[str, ...], _Fragment] = {}
+        by_id: dict[int, _Fragment] = {}
         retired = dict(self._fragments)
         for fragment in dataset.get_fragments():
             meta = fragment.metadata
@@ -185,8 +237,9 @@ class ResidentTable:
                 kept = _read_fragment(fragment, deletion, columns, retired.values())
             elif kept.deletion != deletion:
                 kept = _with_deletions(kept, fragment, deletion)
-            found[key] = kept
+            found[key] = by_id[meta.id] = kept
         self._fragments = found
+        self._by_fragment_id = by_id
         return list(found.values())
 
 
@@ -275,7 +328,15 @@ def _with_deletions(kept: _Fragment, fragment, deletion) -> _Fragment:
     live = fragment.to_table(columns=[], with_row_address=True)
     offsets = live.column(_ADDRESS).to_numpy() & ((1 << _OFFSET_BITS) - 1)
     alive = np.isin(kept.offsets, offsets)
-    return _Fragment(kept.rows, kept.offsets, kept.vectors, kept.inverse_norms, deletion, alive)
+    return _Fragment(
+        kept.rows,
+        kept.offsets,
+        kept.vectors,
+        kept.inverse_norms,
+        deletion,
+        alive,
+        kept._first_chunks,
+    )
 
 
 def filter_supported(where: MemoryFilter | None) -> bool:
