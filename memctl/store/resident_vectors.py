@@ -123,7 +123,9 @@ class _Fragment:
         if self._first_chunks is None:
             ids = self.rows.column("id").to_pylist()
             chunks = self.rows.column("chunk").to_pylist()
-            self._first_chunks = {i: n for n, (i, c) in enumerate(zip(ids, chunks, strict=True)) if not c}
+            self._first_chunks = {
+                i: n for n, (i, c) in enumerate(zip(ids, chunks, strict=True)) if not c
+            }
         return self._first_chunks
 
     def row(self, position: int) -> Row:
