@@ -128,10 +128,6 @@ class _Fragment:
             }
         return self._first_chunks
 
-    def row(self, position: int) -> Row:
-        """The row at `position` as lance's to_pylist() gives it (a fresh dict)."""
-        return self.rows.slice(position, 1).to_pylist()[0]
-
 
 class ResidentTable:
     """What is kept of one table: its fragments by data files (see module doc)."""
@@ -194,12 +190,13 @@ class ResidentTable:
         """The live rows at these row addresses (of the version `dataset` is at), in order;
         None when one is not kept (lance then reads them)."""
         import numpy as np
+        import pyarrow as pa
 
         with self._lock:
             self._current(dataset, columns)
             by_id = self._by_fragment_id
-        found: list[Row] = []
-        for address in addresses:
+        wanted: dict[int, list[tuple[int, int]]] = {}  # fragment id -> [(order, position)]
+        for order, address in enumerate(addresses):
             fragment = by_id.get(int(address) >> _OFFSET_BITS)
             if fragment is None:
                 return None
@@ -209,8 +206,13 @@ class ResidentTable:
                 return None
             if fragment.alive is not None and not fragment.alive[position]:
                 return None
-            found.append(fragment.row(position))
-        return found
+            wanted.setdefault(int(address) >> _OFFSET_BITS, []).append((order, position))
+        found: list[Row | None] = [None] * len(addresses)
+        for fragment_id, places in wanted.items():
+            rows = by_id[fragment_id].rows.take(pa.array([p for _, p in places])).to_pylist()
+            for (order, _), row in zip(places, rows, strict=True):
+                found[order] = row
+        return found  # type: ignore[return-value]
 
     def first_chunk_vectors(self, dataset, ids: Sequence[str], columns: list[str]) -> dict:
         """Each of these memories' first-chunk vector, of those with a live row."""
