@@ -125,3 +125,24 @@ def test_resident_answers_match_the_flat_scan_through_every_kind_of_write(index)
     index.apply([], [row(i, 2) for i in range(40)], vectors(list(range(40)), 2))
     found = assert_same_answers(index, 6)
     assert found and all(int(memory_id[1:]) < 40 for memory_id in found)
+
+
+def test_kept_parsed_memories_follow_edits_and_are_never_shared(tmp_path):
+    from memctl.store.parsed_memories import keep_parsed, read_memory_kept
+
+    note = tmp_path / "semantic" / "note.md"
+    note.parent.mkdir()
+    note.write_text("---\nid: n1\ntags: [a]\n---\n\nThe kafka lag alert fires at 5k\n")
+    keep_parsed()
+    try:
+        first = read_memory_kept(tmp_path, "semantic/note.md", 10_000)
+        first.tags.append("changed by a caller")
+        again = read_memory_kept(tmp_path, "semantic/note.md", 10_000)
+        assert again.tags == ["a"] and again.body == first.body
+        note.write_text("---\nid: n1\ntags: [a]\n---\n\nThe kafka lag alert fires at 9k\n")
+        assert read_memory_kept(tmp_path, "semantic/note.md", 10_000).body.endswith("9k")
+        note.unlink()
+        with pytest.raises(OSError):
+            read_memory_kept(tmp_path, "semantic/note.md", 10_000)
+    finally:
+        keep_parsed(False)
