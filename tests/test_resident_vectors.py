@@ -140,7 +140,7 @@ def test_kept_parsed_memories_follow_edits_and_are_never_shared(tmp_path):
         again = read_memory_kept(tmp_path, "semantic/note.md", 10_000)
         assert again.tags == ["a"] and again.body == first.body
         note.write_text("---\nid: n1\ntags: [a]\n---\n\nThe kafka lag alert fires at 9k\n")
-        assert read_memory_kept(tmp_path, "semantic/note.md", 10_000).body.endswith("9k")
+        assert "9k" in read_memory_kept(tmp_path, "semantic/note.md", 10_000).body
         note.unlink()
         with pytest.raises(OSError):
             read_memory_kept(tmp_path, "semantic/note.md", 10_000)
