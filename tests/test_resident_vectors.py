@@ -146,3 +146,20 @@ def test_kept_parsed_memories_follow_edits_and_are_never_shared(tmp_path):
             read_memory_kept(tmp_path, "semantic/note.md", 10_000)
     finally:
         keep_parsed(False)
+
+
+def test_newest_rows_come_in_the_order_context_shows_recent_episodes(index):
+    times = ["2025-05-01T10:00:00Z", "2025-05-01", "", "2024-12-31T23:59:59Z", "2025-05-01"]
+    rows = [dict(row(i), created=times[i % len(times)]) for i in range(40)]
+    index.apply([], rows, vectors(list(range(40))))
+    index.apply(["m0004"], [], None)  # a deleted row is never among them
+    expected = sorted(
+        (r for r in rows if r["id"] != "m0004" and r["scope"] == "project"),
+        key=lambda r: (tuple(-ord(ch) for ch in r["created"]), r["id"]),
+    )
+    where = MemoryFilter(scope="project")
+    for limit in (3, 100):
+        resident, flat = both_ways(index, "newest_rows", where, ["id", "created"], "created", limit)
+        assert (
+            resident == flat == [{"id": r["id"], "created": r["created"]} for r in expected][:limit]
+        )

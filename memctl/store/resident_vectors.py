@@ -214,6 +214,26 @@ class ResidentTable:
                 found[order] = row
         return found  # type: ignore[return-value]
 
+    def filtered(self, dataset, where: MemoryFilter | None, columns: list[str], kept_columns):
+        """These columns of every live row `where` lets through, as a pyarrow table in lance's
+        scan order; None when the filter is one only lance can apply."""
+        import pyarrow as pa
+
+        if not filter_supported(where) or not set(columns) <= set(kept_columns):
+            return None
+        with self._lock:
+            fragments = self._current(dataset, list(kept_columns))
+        parts = []
+        for fragment in fragments:
+            keep = row_mask(fragment.rows, where)
+            if fragment.alive is not None:
+                keep = fragment.alive if keep is None else keep & fragment.alive
+            rows = fragment.rows.select(columns)
+            parts.append(rows if keep is None else rows.filter(pa.array(keep)))
+        if not parts:
+            return None
+        return pa.concat_tables(parts)
+
     def first_chunk_vectors(self, dataset, ids: Sequence[str], columns: list[str]) -> dict:
         """Each of these memories' first-chunk vector, of those with a live row."""
         with self._lock:
