@@ -117,6 +117,17 @@ class _Fragment:
     deletion: Any  # the deletion file these rows were read under
     alive: np.ndarray | None  # rows still live under a later deletion file; None: all
     _first_chunks: dict[str, int] | None = None
+    # Why: context searches twice with one query vector (knowledge, then every type).
+    _last_query: bytes = b""
+    _last_similarities: np.ndarray | None = None
+
+    def similarities(self, unit_query: np.ndarray) -> np.ndarray:
+        """Cosine similarity of each row with the (unit) query; a copy the caller may change."""
+        key = unit_query.tobytes()
+        if self._last_similarities is None or key != self._last_query:
+            self._last_similarities = _products(self.vectors, unit_query) * self.inverse_norms
+            self._last_query = key
+        return self._last_similarities.copy()
 
     def first_chunks(self) -> dict[str, int]:
         """Memory id -> the position of its first chunk's row."""
@@ -155,7 +166,7 @@ class ResidentTable:
         for number, fragment in enumerate(fragments):
             if fragment.rows.num_rows == 0:
                 continue
-            similarity = _products(fragment.vectors, unit_query) * fragment.inverse_norms
+            similarity = fragment.similarities(unit_query)
             keep = row_mask(fragment.rows, where)
             if fragment.alive is not None:
                 keep = fragment.alive if keep is None else keep & fragment.alive
