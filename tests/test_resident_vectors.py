@@ -60,7 +60,8 @@ FILTERS = [
 
 
 @pytest.fixture
-def index(tmp_path: Path):
+def index(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(resident_vectors, "_REUSE_FROM_ROWS", 50)  # a compaction reuses rows
     resident_vectors.keep_resident()
     yield MemoryIndex(tmp_path / "index", DIM, policy=MaintenancePolicy(keep_versions_seconds=0))
     resident_vectors.keep_resident(False)

@@ -33,6 +33,7 @@ _ADDRESS = "_rowaddr"
 _OFFSET_BITS = 32
 _OFFSET_MASK = (1 << _OFFSET_BITS) - 1
 _BLOCK_ROWS = 1024
+_REUSE_FROM_ROWS = 4096  # a new fragment this large takes the vectors it can from kept rows
 # The MemoryFilter fields row_mask() knows; a filter using any other falls back to lance.
 _KNOWN_FILTER_FIELDS = {
     "types",
@@ -304,7 +305,9 @@ def _read_fragment(fragment, deletion, columns: list[str], kept) -> _Fragment:
     rows = fragment.to_table(columns=columns, with_row_address=True)
     offsets = rows.column(_ADDRESS).to_numpy() & ((1 << _OFFSET_BITS) - 1)
     rows = rows.drop_columns([_ADDRESS]).combine_chunks()  # Why: take() on chunks is slow
-    known = _known_vectors(kept)
+    # Why only for large fragments: a write's new fragment is small and read at once; a
+    # compaction's is large and mostly rows already kept.
+    known = _known_vectors(kept) if rows.num_rows >= _REUSE_FROM_ROWS else {}
     keys = zip(
         rows.column("id").to_pylist(),
         rows.column("chunk").to_pylist(),
