@@ -37,7 +37,7 @@ def row(i: int, version: int = 0) -> dict:
         "importance": 0.5,
         "pinned": False,
         "embed_hash": f"h{i}-{version}",
-        "sequence": "",
+        "sequence": f"session_id=s{i % 6}" if i % 2 else "",
         "text": f"note {i} about {TOPICS[i % 5]} version {version}",
     }
 
@@ -92,6 +92,9 @@ def assert_same_answers(index: MemoryIndex, seed: int) -> list[str]:
         assert resident == flat, (words, where)
         seen += [found["id"] for found in resident]
     ids = [f"m{i:04d}" for i in range(0, 160, 3)]
+    for method, args in (("rows_for_ids", ids), ("sequence_rows", ["session_id=s1", "x"])):
+        resident, flat = both_ways(index, method, args)
+        assert resident == flat and resident, method
     resident, flat = both_ways(index, "vectors_for_ids", ids)
     assert resident.keys() == flat.keys()
     assert all(np.array_equal(resident[key], flat[key]) for key in flat)

@@ -347,9 +347,27 @@ class MemoryIndex:
         """id, created and sequence of every first-chunk row in these sequences."""
         if not sequences or not self.exists():
             return []
+        columns = ["id", "created", "sequence"]
+        kept = self._kept_matching("sequence", sequences, columns, first_chunks=True)
+        if kept is not None:
+            return kept
         where = "chunk = 0 AND sequence IN (" + ",".join(sql_quote(s) for s in sequences) + ")"
-        table = self._to_table(columns=["id", "created", "sequence"], filter=where)
+        table = self._to_table(columns=columns, filter=where)
         return table.to_pylist()
+
+    def _kept_matching(
+        self, column: str, values: Sequence[str], columns: list[str], first_chunks: bool = False
+    ) -> list[Row] | None:
+        """Rows whose `column` is one of `values`, from what a server keeps (None: read lance)."""
+        resident = self._resident()
+        if resident is None:
+            return None
+        table = self._retrying(
+            lambda: resident.matching(
+                self.dataset(), column, values, columns, COLUMNS, first_chunks
+            )
+        )
+        return None if table is None else table.to_pylist()
 
     def scan(self, columns: list[str], where: MemoryFilter | None = None) -> pa.Table | None:
         """These columns of every row matching `where`, as a pyarrow table (None: no table)."""
@@ -367,6 +385,9 @@ class MemoryIndex:
     def rows_for_ids(self, ids: Sequence[str]) -> list[Row]:
         if not ids or not self.exists():
             return []
+        kept = self._kept_matching("id", ids, list(COLUMNS))
+        if kept is not None:
+            return kept
         where = "id IN (" + ",".join(sql_quote(i) for i in ids) + ")"
         return self._to_table(columns=list(COLUMNS), filter=where).to_pylist()
 

@@ -246,6 +246,33 @@ class ResidentTable:
             return None
         return pa.concat_tables(parts)
 
+    def matching(
+        self,
+        dataset,
+        column: str,
+        values: Sequence[str],
+        columns: list[str],
+        kept_columns,
+        first_chunks: bool = False,
+    ):
+        """These columns of the live rows whose `column` is one of `values` (of first chunks
+        only, when asked), as a pyarrow table in lance's scan order."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        with self._lock:
+            fragments = self._current(dataset, list(kept_columns))
+        wanted = pa.array(list(values), type=pa.string())
+        parts = []
+        for fragment in fragments:
+            keep = pc.is_in(fragment.rows.column(column), value_set=wanted)
+            if first_chunks:
+                keep = pc.and_(keep, pc.equal(fragment.rows.column("chunk"), 0))
+            if fragment.alive is not None:
+                keep = pc.and_(keep, pa.array(fragment.alive))
+            parts.append(fragment.rows.select(columns).filter(keep))
+        return pa.concat_tables(parts) if parts else None
+
     def first_chunk_vectors(self, dataset, ids: Sequence[str], columns: list[str]) -> dict:
         """Each of these memories' first-chunk vector, of those with a live row."""
         with self._lock:
