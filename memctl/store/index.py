@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.ports import MemoryFilter, Row
+from memctl.store.arrow_rows import ranked_rows
 from memctl.store.index_maintenance import (
     ANN_SEARCH,
     MaintenancePolicy,
@@ -29,12 +30,7 @@ from memctl.store.manifest import (  # noqa: F401 - the index's manifest, import
     ManifestFile,
     stamp_name,
 )
-from memctl.store.resident_vectors import (
-    ResidentTable,
-    forget_table,
-    ranked_rows,
-    resident_table,
-)
+from memctl.store.resident_vectors import ResidentTable, forget_table, resident_table
 
 if TYPE_CHECKING:
     import lance
