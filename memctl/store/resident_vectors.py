@@ -307,33 +307,39 @@ def _read_fragment(fragment, deletion, columns: list[str], kept) -> _Fragment:
     # Why only for large fragments: a write's new fragment is small and read at once; a
     # compaction's is large and mostly rows already kept.
     known = _known_vectors(kept) if rows.num_rows >= _REUSE_FROM_ROWS else {}
-    keys = zip(
-        rows.column("id").to_pylist(),
-        rows.column("chunk").to_pylist(),
-        rows.column("embed_hash").to_pylist(),
-        strict=True,
-    )
-    found: list[Any] = [known.get(key) for key in keys]
-    missing = [i for i, vector in enumerate(found) if vector is None]
-    dim = next((len(v) for v in found if v is not None), None)
-    if missing:
-        # Why positions: a fragment's take() counts its live rows, as to_table() lists them.
-        read = (
-            fragment.take(pa.array(missing), columns=[VECTOR])
-            if len(missing) < len(found) // 2
-            else fragment.to_table(columns=[VECTOR]).take(pa.array(missing))
+    found: list[Any] = [None] * rows.num_rows
+    if known:
+        keys = zip(
+            rows.column("id").to_pylist(),
+            rows.column("chunk").to_pylist(),
+            rows.column("embed_hash").to_pylist(),
+            strict=True,
         )
-        vectors = read.column(VECTOR).combine_chunks()
-        dim = vectors.type.list_size
-        flat = vectors.flatten().to_numpy().reshape(len(missing), dim)
-        for i, vector in zip(missing, flat, strict=True):
-            found[i] = vector
-    matrix = (
-        np.ascontiguousarray(np.stack(found), dtype=np.float32)
-        if found
-        else np.zeros((0, dim or 0), dtype=np.float32)
-    )
+        found = [known.get(key) for key in keys]
+    missing = [i for i, vector in enumerate(found) if vector is None]
+    if len(missing) == len(found):
+        matrix = _matrix(fragment.to_table(columns=[VECTOR]).column(VECTOR))
+    else:
+        matrix = np.empty((len(found), len(next(v for v in found if v is not None))), np.float32)
+        for i, vector in enumerate(found):
+            if vector is not None:
+                matrix[i] = vector
+        if missing:
+            # Why positions: a fragment's take() counts its live rows, as to_table() lists them.
+            read = fragment.take(pa.array(missing), columns=[VECTOR])
+            matrix[missing] = _matrix(read.column(VECTOR))
+    # Why: the arrow buffers read are freed to arrow's pool, which keeps them from the system.
+    pa.default_memory_pool().release_unused()
     return _Fragment(rows, offsets, matrix, _inverse_norms(matrix), deletion, None)
+
+
+def _matrix(column) -> np.ndarray:
+    """A fixed-size-list column of vectors as a contiguous float32 matrix of its own."""
+    import numpy as np
+
+    vectors = column.combine_chunks()
+    dim = vectors.type.list_size
+    return np.array(vectors.flatten().to_numpy().reshape(-1, dim), dtype=np.float32, copy=True)
 
 
 def _known_vectors(kept) -> dict[tuple, np.ndarray]:
