@@ -21,6 +21,7 @@ from memctl.store.index_maintenance import (
     MaintenanceReport,
     dataset_at,
     forget_session,
+    has_vector_index,
     maintain,
     write_rows,
 )
@@ -250,13 +251,17 @@ class MemoryIndex:
     ) -> list[Row]:
         """The `limit` rows nearest the query (cosine), nearest first, with `_distance`.
 
-        A process that keeps tables resident (the server) answers from memory, exactly;
-        otherwise lance's flat scan (or its ANN index past `ann_min_rows`) finds the rows. Either
-        way the distances are computed by the same code (resident_vectors.ranked_rows)."""
+        A process that keeps tables resident (the server) answers from memory by an exact
+        product where lance would scan flat; otherwise, and once the table has an ANN index
+        (past `ann_min_rows`), lance finds the rows. Either way the distances are computed by
+        the same code (arrow_rows.ranked_rows), so both answer alike.
+
+        Why not the product past the ANN index too: at 100k rows it was no faster (18 vs
+        18.5 ms, and 25 vs 20 ms with the machine loaded: a product reads every vector)."""
         if not self.exists():
             return []
         resident = self._resident()
-        if resident is not None:
+        if resident is not None and not has_vector_index(self.dataset()):
             found = self._retrying(
                 lambda: resident.search(self.dataset(), query_vector, limit, where, list(COLUMNS))
             )

@@ -1,8 +1,9 @@
 """The index's rows and vectors kept in memory, for a process that lives on (the server).
 
-A warm recall then answers its vector side by one matrix product over every row instead of
-lance's flat scan (~21 ms at 10k rows) or its ANN index past `index.ann_min_rows` (approximate):
-exact at any size, a few milliseconds at 10k.
+A warm recall then answers its vector side by one exact matrix product over every row instead
+of lance's flat scan (~21 ms at 10k rows, the product a few ms); once the table has an ANN index
+(past `index.ann_min_rows`) lance's index answers it (store/index.py says why). Full-text
+search, neighbours, hits' vectors and context's recent episodes take their rows from here.
 
 Never stale: what is kept is keyed on lance's own description of the table version being read.
 A fragment's data files are immutable and uniquely named, so a fragment is read once (its
