@@ -217,3 +217,36 @@ def test_status_reports_the_contract_keys_and_stop_stops(own_project):
     found = memctl("recall", "deploy", "--json", cwd=project)
     assert found.returncode == 0 and json.loads(found.stdout)
     assert wait_for_server(store, not_pid=data["pid"]) != data["pid"]
+
+
+def test_warm_recall_follows_edits_forgets_and_writes_as_in_process_recall_does(project):
+    """The server answers the vector side from the rows it keeps in memory: after each kind of
+    change its answer is still the in-process one (which reads lance afresh)."""
+    query = ("recall", "how do we roll out a release to production", "-k", "10", "--json")
+
+    def warm_then_cold() -> list[dict]:
+        warm = memctl(*query, cwd=project, server=True)
+        cold = memctl(*query, cwd=project, server=False)
+        assert_same(cold, warm)
+        return json.loads(warm.stdout)
+
+    assert warm_then_cold()  # the server keeps the table from here on
+    store = project / ".memory"
+    note = store / "semantic" / "rollout-note.md"
+    note.write_text("Releases roll out to production through the canary ring first\n")
+    assert str(note) in [hit["path"] for hit in warm_then_cold()]
+    note.write_text("Releases reach production after the staging soak of one day\n")
+    hits = warm_then_cold()
+    assert "staging soak" in " ".join(hit["body"] for hit in hits)
+    assert "canary ring" not in " ".join(hit["body"] for hit in hits)
+
+    doomed = next(hit for hit in hits if hit["path"] == str(note))["id"]
+    forgotten = memctl("forget", doomed, "--yes", cwd=project, server=True)
+    assert forgotten.returncode == 0, forgotten.stderr
+    assert doomed not in [hit["id"] for hit in warm_then_cold()]
+
+    added = memctl(
+        "add", "Production rollouts pause during the Friday freeze", "--json", cwd=project
+    )
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["id"] in [hit["id"] for hit in warm_then_cold()]

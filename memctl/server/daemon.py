@@ -148,7 +148,9 @@ class ResidentServer:
         self.runner.prepare()
         from memctl.service.retrieval.embedding import store_embedder, store_query_embedder
         from memctl.service.retrieval.indexing import open_index
+        from memctl.service.retrieval.resident import keep_reads_resident
 
+        keep_reads_resident()  # rows, vectors and parsed files kept between requests
         embedder = store_embedder(self.store)
         vector = embedder.embed(["warm up"])[0]
         store_query_embedder(self.store).embed_query("warm up")

@@ -14,6 +14,7 @@ with the JSON manifest is read once and carried over (migrated, nothing re-embed
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Mapping
 from contextlib import closing
@@ -42,6 +43,10 @@ _BATCH = 500  # values per IN (...) query
 
 def db_name(filename: str) -> str:
     return filename.replace(".json", ".sqlite")
+
+
+# Stamps read by this process: path -> (file identity, contents).
+_read_stamps: dict[str, tuple[tuple, str]] = {}
 
 
 def stamp_name(filename: str) -> str:
@@ -363,8 +368,18 @@ class Manifest:
 
     @staticmethod
     def load_stamp(index_dir: Path, filename: str = MANIFEST) -> dict:
+        path = index_dir / stamp_name(filename)
         try:
-            data = json.loads((index_dir / stamp_name(filename)).read_text(encoding="utf-8"))
+            # Why by identity: a warm recall asks ~5 times; a stat is 20x cheaper than a read.
+            info = os.stat(path)
+            identity = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            kept = _read_stamps.get(str(path))
+            if kept is not None and kept[0] == identity:
+                text = kept[1]
+            else:
+                text = path.read_text(encoding="utf-8")
+                _read_stamps[str(path)] = (identity, text)
+            data = json.loads(text)
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -90,6 +90,9 @@ class PublishedIndex(MemoryIndex):
             )
         return self._published
 
+    def _resident(self) -> None:
+        return None  # Why: the published table is read from object storage, at a pinned version
+
     def drop(self) -> None:
         raise RemoteIndexError("The published index is read-only here; publish to replace it.")
 

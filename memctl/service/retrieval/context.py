@@ -8,6 +8,7 @@ store, state and query give the same bytes: no clock is read and every ordering 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,10 +188,8 @@ def relevant_memories(
         rows.sort(key=lambda r: (-float(r["importance"]), _newest_first(r["updated"]), r["id"]))
         for row in rows[:KNOWLEDGE_HITS]:
             offer(_read(store, row["path"]), row["path"], "knowledge")
-    rows = _index_rows(store, ("episodic",), include_private)
-    _sort_newest_first(rows, "created")
     recent = 0
-    for row in rows:
+    for row in _recent_episode_rows(store, include_private):
         if recent >= RECENT_EPISODES:
             break
         memory = _read(store, row["path"])
@@ -203,18 +202,27 @@ def relevant_memories(
     return chosen[:limit]
 
 
+def _recent_episode_rows(store: Store, include_private: bool) -> Iterator[Row]:
+    """Episode rows newest first, asked of the index a few at a time: most contexts need the
+    first handful, and a store of 100k memories has ~25k episodes."""
+    from memctl.service.retrieval.indexing import open_index
+
+    index = open_index(store)
+    scope = None if include_private else "project"
+    where = MemoryFilter(types=("episodic",), archived=False, scope=scope)
+    limit = RECENT_EPISODES * 4
+    seen = 0
+    while True:
+        rows = index.newest_rows(where, ["id", "path", "created"], "created", limit)
+        yield from rows[seen:]
+        if len(rows) < limit:
+            return
+        seen, limit = len(rows), limit * 4
+
+
 def _newest_first(text: str | None) -> tuple:
     """Sort key for 'newest first' on ISO timestamps, with stable ties."""
     return tuple(-ord(ch) for ch in (text or ""))
-
-
-def _sort_newest_first(rows: list[Row], field: str) -> None:
-    """Rows by `field` newest first, ties by id: _newest_first's order, without building a tuple
-    per row (every episode of a large store is sorted on each context)."""
-    rows.sort(key=lambda row: row["id"])
-    width = max((len(row[field] or "") for row in rows), default=0)
-    # Why the padding: a timestamp that is a prefix of another sorts first, as in _newest_first.
-    rows.sort(key=lambda row: (row[field] or "").ljust(width, "\U0010ffff"), reverse=True)
 
 
 def confident_facts(

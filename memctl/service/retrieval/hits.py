@@ -19,7 +19,8 @@ from memctl.core.evidence import DEFAULT_SCALE, CosineScale, coverage, relevance
 from memctl.core.memory import Memory
 from memctl.core.text_tokens import non_latin_share
 from memctl.service.retrieval.indexing import sequence_of
-from memctl.store.files import max_file_bytes, read_memory
+from memctl.store.files import max_file_bytes
+from memctl.store.parsed_memories import read_memory_kept
 
 # Candidates whose evidence is weighed, per hit asked for: the floor may drop some of them.
 EVIDENCE_DEPTH = 4
@@ -172,7 +173,7 @@ def _mark_revisions(hit: Hit) -> None:
 def to_hit(store: Store, row: dict, score: float, sources: set[str]) -> Hit | None:
     """Read the file: it is the truth, the row only a cache."""
     try:
-        memory = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
+        memory = read_memory_kept(store.root, row["path"], max_file_bytes(store))
     except (OSError, InvalidMemoryFile):
         return None
     return Hit(
@@ -226,7 +227,7 @@ def _read_neighbour(store: Store, indexes: list, memory_id: str) -> dict[str, An
     for index in indexes:
         for row in index.rows_for_ids([memory_id]):
             try:
-                memory = read_memory(store.root, row["path"], max_bytes=max_file_bytes(store))
+                memory = read_memory_kept(store.root, row["path"], max_file_bytes(store))
             except (OSError, InvalidMemoryFile):
                 return None
             text = " ".join(memory.body.split())
