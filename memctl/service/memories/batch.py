@@ -18,6 +18,7 @@ from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
+from memctl.service.after_reply import later
 from memctl.service.memories.add import (
     AddResult,
     apply_decision,
@@ -26,6 +27,8 @@ from memctl.service.memories.add import (
     locks_dir,
     nearest_memories,
     relpaths,
+    supersede_limits,
+    superseding,
     thresholds,
     write_new,
 )
@@ -61,14 +64,32 @@ class BatchItem:
 class BatchStopped(MemctlError):
     """A write failed part way; `position` is the item, `written` how many were written."""
 
-    def __init__(self, position: int, written: int, cause: MemctlError):
+    def __init__(
+        self,
+        position: int,
+        written: int,
+        cause: MemctlError,
+        results: list[AddResult] | None = None,
+    ):
         self.position, self.written, self.cause = position, written, cause
+        self.results = results or []  # those of the items before `position`
         self.kind = cause.kind
         super().__init__(str(cause))
 
 
-def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> list[AddResult]:
-    """Write every item in order through dedup; one result per item."""
+def save_batch(
+    store: Store,
+    items: list[BatchItem],
+    *,
+    sync: bool = True,
+    supersede: bool = False,
+    few: bool | None = None,
+) -> list[AddResult]:
+    """Write every item in order through dedup; one result per item.
+
+    `supersede`: a new value for a stored memory's subject replaces it as a new file, as
+    `memctl add` does (add.superseding). `few` True embeds each text as a single add does.
+    Indexing what was written is `later` work (after the reply in the server)."""
     if not items:
         return []
     deciding = [i for i, item in enumerate(items) if _searches(item)]
@@ -80,7 +101,7 @@ def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> li
                 memory.extra["subject"] = subject
     texts = [index_text(items[i].memory) for i in deciding]
     model = index_model(store)  # Why: key the vectors by the model that made them
-    vectors = dict(zip(deciding, embed_texts(store, texts), strict=True)) if texts else {}
+    vectors = dict(zip(deciding, embed_texts(store, texts, few), strict=True)) if texts else {}
     known = vectors_by_hash(model.id, texts, list(vectors.values()))
     results: list[AddResult] = []
     with file_lock(locks_dir(store) / "add.lock"), folder_syncs_deferred():
@@ -89,20 +110,26 @@ def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> li
         # index, which only the searches of nearest_memories see.
         in_memory = len(deciding) >= IN_MEMORY_FROM and not remote_mode(store)
         neighbours = BatchNeighbours(store, in_memory=in_memory)
+        limits = supersede_limits(store) if supersede else None
         for position, item in enumerate(items):
             try:
-                result = _save_one(store, item, vectors.get(position), neighbours, results)
+                result = _save_one(store, item, vectors.get(position), neighbours, results, limits)
             except MemctlError as exc:
                 if sync and results:
-                    sync_index(store, known_vectors=known, written=_written(store, results))
-                raise BatchStopped(position, len(results), exc) from exc
+                    _index_later(store, known, results)
+                raise BatchStopped(position, len(results), exc, results) from exc
             results.append(result)
             if position in vectors:
                 neighbours.written(result, vectors[position])
         if sync:
             # Why only these: the index was synced just above, under the same lock.
-            sync_index(store, known_vectors=known, written=_written(store, results))
+            _index_later(store, known, results)
     return results
+
+
+def _index_later(store: Store, known, results: list[AddResult]) -> None:
+    written = _written(store, results)
+    later(lambda: sync_index(store, known_vectors=known, written=written))
 
 
 def _written(store: Store, results: list[AddResult]) -> list[str]:
@@ -117,7 +144,9 @@ def _searches(item: BatchItem) -> bool:
     )
 
 
-def _save_one(store, item: BatchItem, vector, neighbours, results: list[AddResult]) -> AddResult:
+def _save_one(
+    store, item: BatchItem, vector, neighbours, results: list[AddResult], limits=None
+) -> AddResult:
     memory = item.memory
     target_id, op = item.update_of or item.duplicate_of, "update" if item.update_of else "merge"
     if item.target_item is not None:
@@ -131,6 +160,8 @@ def _save_one(store, item: BatchItem, vector, neighbours, results: list[AddResul
     else:
         found = neighbours.nearest(memory, vector)
         decision = decide(memory, memory.extra.get("subject"), found, thresholds(store))
+        if limits is not None and decision.op == "add":
+            decision = superseding(memory, found, limits) or decision
     result = apply_decision(store, memory, decision)
     if decision.target is not None:
         neighbours.changed(decision.target.relpath)
