@@ -32,8 +32,9 @@ from memctl.service.memories.add import (
     thresholds,
     write_new,
 )
-from memctl.service.retrieval.embedding import index_model
+from memctl.service.retrieval.embedding import index_model, model_settings
 from memctl.service.retrieval.indexing import (
+    embed_batched,
     index_text,
     local_index,
     remote_mode,
@@ -101,7 +102,13 @@ def save_batch(
                 memory.extra["subject"] = subject
     texts = [index_text(items[i].memory) for i in deciding]
     model = index_model(store)  # Why: key the vectors by the model that made them
-    vectors = dict(zip(deciding, embed_texts(store, texts, few), strict=True)) if texts else {}
+    # Why sorted by length in token-bounded batches (embed_batched): less padding, bounded memory.
+    vectors: dict[int, Any] = {}
+    if texts:
+        embedded = (
+            embed_texts(store, texts, True) if few else embed_batched(texts, model_settings(store))
+        )
+        vectors = dict(zip(deciding, embedded, strict=True))
     known = vectors_by_hash(model.id, texts, list(vectors.values()))
     results: list[AddResult] = []
     with file_lock(locks_dir(store) / "add.lock"), folder_syncs_deferred():
