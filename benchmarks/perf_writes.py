@@ -62,6 +62,15 @@ def _memctl(store_root: Path, *args: str, env: dict[str, str]) -> None:
         raise RuntimeError(f"memctl {args[0]} failed ({done.returncode}): {done.stderr[-800:]}")
 
 
+def _process_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) a running process has used so far; None without /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -100,7 +109,13 @@ def concurrent_adds(store_root: Path, seed: int, writers: int, adds: int) -> dic
 
         server = start_server(store_root)
         try:
-            return _concurrent_adds(store_root, notes, writers, adds, env)
+            cpu = _process_cpu(server.pid)
+            figures = _concurrent_adds(store_root, notes, writers, adds, env)
+            if cpu is not None and (after := _process_cpu(server.pid)) is not None:
+                figures["concurrent_server_cpu_s_per_add"] = round(
+                    (after - cpu) / (writers * adds), 3
+                )
+            return figures
         finally:
             from memctl.server.control import stop_server
 
@@ -415,7 +430,8 @@ def render(writes: dict) -> None:
     rows = [
         (f"{concurrent[11:-2]} concurrent adds (s)", concurrent),
         ("  adds/s overall", "adds_per_s"),
-        ("  CPU s per add", "concurrent_cpu_s_per_add"),
+        ("  CPU s per add (clients)", "concurrent_cpu_s_per_add"),
+        ("  CPU s per add (server)", "concurrent_server_cpu_s_per_add"),
         ("cold `memctl add` (s)", "cold_add_s"),
         ("import rate (lines/s)", "import_per_s"),
         ("raw embed rate, same texts (/s)", "raw_embed_rate_per_s"),

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,36 @@ def test_add_through_the_server_writes_the_file_before_it_answers(project):
     refused = both_ways(project, "add", "ok thanks")
     assert_same(*refused)
     assert refused[1].returncode == 3
+
+
+def test_concurrent_adds_all_land_and_one_text_added_twice_at_once_is_stored_once(project):
+    """Six clients at once (the server may take them as one burst): every add is on disk when
+    its client hears back, and of two clients adding the same text one writes it, the other
+    is told it merged into that memory."""
+    same = "The nightly warehouse export runs from cron on batch-2 at 03:00 UTC"
+    texts = [
+        "Grafana dashboards for the checkout service live in the observability repo",
+        "The mobile app pins its API version in config/api_version.txt",
+        "Feature branches are deleted automatically a week after they merge",
+        "Load tests run against the perf cluster, never against staging",
+        same,
+        same,
+    ]
+    with ThreadPoolExecutor(max_workers=len(texts)) as pool:
+        answers = list(pool.map(lambda t: memctl("add", t, "--json", cwd=project), texts))
+    results = []
+    for text, answer in zip(texts, answers, strict=True):
+        assert answer.returncode == 0, answer.stderr
+        result = json.loads(answer.stdout)
+        assert text in Path(result["path"]).read_text()
+        results.append(result)
+    twice = sorted(results[-2:], key=lambda r: r["action"])
+    assert [r["action"] for r in twice] == ["created", "merged"]
+    assert twice[1]["merged_into"] == twice[0]["id"]
+    stored = [p for p in (project / ".memory").rglob("*.md") if same in p.read_text()]
+    assert len(stored) == 1
+    found = memctl("recall", same, "--json", "-k", "1", cwd=project)
+    assert json.loads(found.stdout)[0]["id"] == twice[0]["id"]
 
 
 def test_a_hand_edit_is_seen_by_the_next_warm_recall(project):

@@ -15,12 +15,15 @@ import importlib
 import io
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
+from memctl.server.client import CommandLine
 from memctl.service import after_reply
+from memctl.service.memories import write_queue
 
 # Modules the hot commands import on first use; importing them at start-up keeps that cost off
 # the first request.
@@ -149,6 +152,54 @@ class ResidentCommands:
         self._pending.append((request, pending))
         return code, merged(chunks)
 
+    def batchable(self, request: dict[str, Any]) -> bool:
+        """May this command run in a burst with others (see run_burst)?"""
+        return CommandLine(list(request.get("argv") or [])).name == "add"
+
+    def run_burst(
+        self, requests: list[tuple[dict[str, Any], bytes]]
+    ) -> list[tuple[int, list[tuple[int, bytes]]]]:
+        """Run several `add` commands as one burst: what `run` would give for each in turn,
+        with their writes saved together (memctl.service.memories.burst).
+
+        Each command runs in a thread of its own, one at a time, as the client's process: up
+        to the point where it hands its write over (or to its end); then the burst saves every
+        write; then each command in turn finishes (prints its result) as the client's process
+        again. Only one thread runs at any moment, so the process-wide settings hold."""
+        from memctl.service.memories.burst import WriteBurst
+
+        steps = [_Step(request, stdin) for request, stdin in requests]
+        current: list[_Step] = []
+        burst = WriteBurst(on_submit=lambda: current[-1].paused.set())
+        saved: list[after_reply.Work] = []
+        with write_queue.queued_writes(burst):
+            try:
+                for step in steps:
+                    current.append(step)
+                    queued = len(burst.queued)
+                    with self._client(step):
+                        step.start(self._invoke)
+                        step.paused.wait()
+                    if len(burst.queued) > queued:
+                        step.write = burst.queued[-1]
+                with after_reply.collected() as saved:
+                    burst.save()
+                for step in steps:
+                    with self._client(step):
+                        if step.write is not None:
+                            burst.release(step.write)
+                        step.thread.join()
+            finally:
+                burst.release()  # Why: no command thread is left waiting, whatever went wrong
+        self._pending.append((steps[0].request, saved))
+        return [(step.code, merged(step.chunks)) for step in steps]
+
+    @contextlib.contextmanager
+    def _client(self, step: _Step) -> Iterator[list[after_reply.Work]]:
+        with _as_client(step.request, step.stdin, step.chunks), after_reply.collected() as pending:
+            yield pending
+        self._pending.append((step.request, pending))
+
     def after_reply(self) -> list[str]:
         """Run the work the last command left for after its reply (see service.after_reply), in
         its working directory and environment; what it writes is dropped. The problems met."""
@@ -181,3 +232,25 @@ class ResidentCommands:
         except BaseException:  # noqa: BLE001 - what the interpreter would print, then exit 1
             traceback.print_exc()
             return 1
+
+
+class _Step:
+    """One command of a burst, run in a thread the burst steps through (see run_burst)."""
+
+    def __init__(self, request: dict[str, Any], stdin: bytes):
+        self.request, self.stdin = request, stdin
+        self.chunks: list[tuple[int, bytes]] = []
+        self.paused = threading.Event()  # handed its write over, or ended
+        self.write: Any = None  # its QueuedWrite, if it made one
+        self.code = 1
+        self.thread = threading.Thread(name="memctl-burst", daemon=True)
+
+    def start(self, invoke: Any) -> None:
+        def run() -> None:
+            try:
+                self.code = invoke(self.request)
+            finally:
+                self.paused.set()
+
+        self.thread = threading.Thread(target=run, name="memctl-burst", daemon=True)
+        self.thread.start()

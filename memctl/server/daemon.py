@@ -10,7 +10,9 @@ Life of a server:
 3. Each connection: the client's code and config identity must match the server's, else the
    server declines and leaves (the client runs in-process and starts the new server). Commands
    run one at a time (they redirect the process's standard streams); the reply goes out after
-   the command returned, so an acknowledged write is on disk.
+   the command returned, so an acknowledged write is on disk. Adds that wait while another
+   command runs are taken together as one burst: one embedding call, one index sync (see
+   memctl.cli.resident.ResidentCommands.run_burst); each client still gets its own answer.
 4. It leaves after `server.idle_minutes` without a request, when its store folder or socket
    disappears, on SIGTERM/SIGINT, or on `memctl server stop`.
 """
@@ -45,6 +47,7 @@ HUNG_AFTER_S = 10.0  # a lock holder silent this long (and not starting up) is k
 STARTING_TRUST_S = 120.0  # a holder says it is warming up: believed for this long
 DRAIN_S = 300.0  # commands in flight may finish this long after a stop
 READ_REQUEST_TIMEOUT_S = 10.0
+MAX_BURST = 32  # adds waiting together run as one burst of at most this many
 SEND_REPLY_TIMEOUT_S = 30.0  # a client that stops reading does not hold the next command up
 
 
@@ -61,8 +64,18 @@ class CommandRunner(Protocol):
         """(exit code, [(1 or 2, bytes written to stdout/stderr)] in the order written)."""
         ...
 
+    def batchable(self, request: dict[str, Any]) -> bool:
+        """May this request run in a burst with others of its kind (concurrent adds)?"""
+        ...
+
+    def run_burst(
+        self, requests: list[tuple[dict[str, Any], bytes]]
+    ) -> list[tuple[int, list[tuple[int, bytes]]]]:
+        """What `run` gives for each request, their writes saved together."""
+        ...
+
     def after_reply(self) -> list[str]:
-        """Run what the last command left for after its reply; the problems met."""
+        """Run what the last commands left for after their replies; the problems met."""
         ...
 
 
@@ -99,6 +112,8 @@ class ResidentServer:
         self.last_activity = time.monotonic()
         self.stop_reason: str | None = None
         self.exec_lock = threading.Lock()
+        self._queue: list[_Waiting] = []  # run requests waiting for exec_lock, in arrival order
+        self._queue_lock = threading.Lock()
         self._counts = threading.Lock()
         self._lock_fd: int | None = None
         self._listener: socket.socket | None = None
@@ -389,32 +404,76 @@ class ResidentServer:
             self.last_activity = time.monotonic()
         try:
             send_message(conn, {"accepted": True})
-            started = time.perf_counter()
+            waiting = _Waiting(conn, header, stdin, self.runner.batchable(header))
+            with self._queue_lock:
+                self._queue.append(waiting)
             with self.exec_lock:
-                code, chunks = self.runner.run(header, stdin)
-                replied = time.perf_counter()
-                try:
-                    conn.settimeout(SEND_REPLY_TIMEOUT_S)
-                    send_message(
-                        conn,
-                        {"exit": code, "streams": [n for n, _ in chunks]},
-                        tuple(d for _, d in chunks),
-                    )
-                finally:
-                    # Why under the lock: the next command sees this one's upkeep done.
-                    for problem in self.runner.after_reply():
-                        self.log.warning("after `%s`: %s", _first_words(header), problem)
-            self.log.debug(
-                "%s -> %d in %.0f ms (+%.0f ms after the reply)",
-                _first_words(header),
-                code,
-                (replied - started) * 1000,
-                (time.perf_counter() - replied) * 1000,
-            )
+                if not waiting.answered:  # else a burst that ran before took it along
+                    self._run_taken(self._take(waiting))
         finally:
             with self._counts:
                 self.in_flight -= 1
                 self.last_activity = time.monotonic()
+
+    def _take(self, waiting: _Waiting) -> list[_Waiting]:
+        """`waiting`, and when it is a write that may run in a burst, the others queued now."""
+        with self._queue_lock:
+            if not waiting.batchable:
+                self._queue.remove(waiting)
+                return [waiting]
+            taken = [w for w in self._queue if w is waiting or w.batchable][:MAX_BURST]
+            if waiting not in taken:
+                taken[-1] = waiting
+            self._queue = [w for w in self._queue if w not in taken]
+            return taken
+
+    def _run_taken(self, taken: list[_Waiting]) -> None:
+        """Run these requests (one command, or a burst of adds), reply to each, then run the
+        work they left for after their replies. Holds exec_lock."""
+        started = time.perf_counter()
+        try:
+            if len(taken) == 1:
+                results = [self.runner.run(taken[0].header, taken[0].stdin)]
+            else:
+                results = self.runner.run_burst([(w.header, w.stdin) for w in taken])
+            replied = time.perf_counter()
+            try:
+                for waiting, (code, chunks) in zip(taken, results, strict=True):
+                    self._reply(waiting, code, chunks)
+            finally:
+                # Why under the lock: the next command sees this one's upkeep done.
+                for problem in self.runner.after_reply():
+                    self.log.warning("after `%s`: %s", _first_words(taken[0].header), problem)
+        finally:
+            for waiting in taken:
+                waiting.answered = True
+        self.log.debug(
+            "%s%s -> %s in %.0f ms (+%.0f ms after the reply)",
+            _first_words(taken[0].header),
+            f" (a burst of {len(taken)})" if len(taken) > 1 else "",
+            ",".join(str(code) for code, _ in results),
+            (replied - started) * 1000,
+            (time.perf_counter() - replied) * 1000,
+        )
+
+    def _reply(self, waiting: _Waiting, code: int, chunks: list[tuple[int, bytes]]) -> None:
+        try:
+            waiting.conn.settimeout(SEND_REPLY_TIMEOUT_S)
+            send_message(
+                waiting.conn,
+                {"exit": code, "streams": [n for n, _ in chunks]},
+                tuple(d for _, d in chunks),
+            )
+        except (ConnectionError, OSError) as exc:
+            self.log.info("reply to `%s` lost: %s", _first_words(waiting.header), exc)
+
+
+class _Waiting:
+    """A `run` request waiting for its turn; `answered` once a command run has replied to it."""
+
+    def __init__(self, conn: socket.socket, header: dict[str, Any], stdin: bytes, batchable: bool):
+        self.conn, self.header, self.stdin, self.batchable = conn, header, stdin, batchable
+        self.answered = False
 
 
 def serve(store: Store, runner: CommandRunner, idle_minutes: float | None = None) -> int:

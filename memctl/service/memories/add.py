@@ -44,6 +44,7 @@ from memctl.core.revisions import (
 )
 from memctl.core.supersession import SUPERSEDING_TYPES, SupersedeLimits, supersedes
 from memctl.service.after_reply import later
+from memctl.service.memories import write_queue
 from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
@@ -158,6 +159,30 @@ def add_memory(
     merged into the existing memory and a new value on the same subject updates it
     (save_memory below); `update_of` / `duplicate_of` name that memory directly.
     """
+    memory, redacted = prepare_memory(store, text, redact=redact, force=force, **fields)
+    # Why: an episode is an event (two alike are still two), a restored record keeps its id.
+    searches = dedup and memory.type != "episodic" and not fields.get("memory_id")
+    queue = write_queue.active()
+    if queue is not None and sync and not (update_of or duplicate_of):
+        return queue.submit(store, memory, searches, redacted)
+    if update_of or duplicate_of or searches:
+        result = save_memory(
+            store, memory, sync=sync, update_of=update_of, duplicate_of=duplicate_of
+        )
+        result.redacted = redacted
+        return result
+    path = path_for(store.root, memory)
+    write_memory(path, memory)
+    if sync:
+        later(lambda: sync_index(store))
+    return AddResult(memory=memory, path=path, redacted=redacted)
+
+
+def prepare_memory(
+    store: Store, text: str, *, redact: bool = True, force: bool = False, **fields: Any
+) -> tuple[Memory, dict[str, int]]:
+    """The memory `add` would write, and what redaction took out: secrets and personal data
+    redacted (unless `redact` is False), low-value text refused (LowValueContent) unless `force`."""
     # Why: imported here, the regex tables stay out of `memctl --help`.
     from memctl.core.quality import low_value_reason
     from memctl.service.memories.redaction import redact_memory_fields
@@ -170,22 +195,7 @@ def add_memory(
         reason = low_value_reason(memory.body, store.settings.write.min_chars)
         if reason:
             raise LowValueContent(reason)
-    # Why: an episode is an event (two alike are still two), a restored record keeps its id.
-    if (
-        update_of
-        or duplicate_of
-        or (dedup and memory.type != "episodic" and not fields.get("memory_id"))
-    ):
-        result = save_memory(
-            store, memory, sync=sync, update_of=update_of, duplicate_of=duplicate_of
-        )
-        result.redacted = redacted
-        return result
-    path = path_for(store.root, memory)
-    write_memory(path, memory)
-    if sync:
-        later(lambda: sync_index(store))
-    return AddResult(memory=memory, path=path, redacted=redacted)
+    return memory, redacted
 
 
 # --- dedup and merge ----------------------------------------------------------------------
@@ -384,12 +394,13 @@ def locate_file(store: Store, memory_id: str, relpath: str | None) -> str:
 # --- the index side -----------------------------------------------------------------------
 
 
-def embed_texts(store: Store, texts: list[str]):
-    """Vectors exactly as the index makes them (same model, same settings)."""
+def embed_texts(store: Store, texts: list[str], few: bool | None = None):
+    """Vectors exactly as the index makes them (same model, same settings). `few` True: each
+    text alone through the light path, as a single add embeds it (see embed_documents)."""
     from memctl.integrations.query_embedder import embed_documents
     from memctl.service.retrieval.embedding import model_settings
 
-    return embed_documents(texts, model_settings(store))
+    return embed_documents(texts, model_settings(store), few=few)
 
 
 def nearest_memories(

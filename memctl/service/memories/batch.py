@@ -18,6 +18,7 @@ from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
+from memctl.service.after_reply import later
 from memctl.service.memories.add import (
     AddResult,
     apply_decision,
@@ -26,11 +27,14 @@ from memctl.service.memories.add import (
     locks_dir,
     nearest_memories,
     relpaths,
+    supersede_limits,
+    superseding,
     thresholds,
     write_new,
 )
-from memctl.service.retrieval.embedding import index_model
+from memctl.service.retrieval.embedding import index_model, model_settings
 from memctl.service.retrieval.indexing import (
+    embed_batched,
     index_text,
     local_index,
     remote_mode,
@@ -42,6 +46,7 @@ from memctl.store.files import file_lock, folder_syncs_deferred, max_file_bytes,
 # From this many memories to compare, the index's vectors are read once and compared in
 # memory; below it each memory asks the index (cheaper than reading 100k vectors).
 IN_MEMORY_FROM = 32
+PREFETCH_ROWS = 64  # items whose stored neighbours are found in one matrix product
 
 
 @dataclass
@@ -61,14 +66,32 @@ class BatchItem:
 class BatchStopped(MemctlError):
     """A write failed part way; `position` is the item, `written` how many were written."""
 
-    def __init__(self, position: int, written: int, cause: MemctlError):
+    def __init__(
+        self,
+        position: int,
+        written: int,
+        cause: MemctlError,
+        results: list[AddResult] | None = None,
+    ):
         self.position, self.written, self.cause = position, written, cause
+        self.results = results or []  # those of the items before `position`
         self.kind = cause.kind
         super().__init__(str(cause))
 
 
-def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> list[AddResult]:
-    """Write every item in order through dedup; one result per item."""
+def save_batch(
+    store: Store,
+    items: list[BatchItem],
+    *,
+    sync: bool = True,
+    supersede: bool = False,
+    few: bool | None = None,
+) -> list[AddResult]:
+    """Write every item in order through dedup; one result per item.
+
+    `supersede`: a new value for a stored memory's subject replaces it as a new file, as
+    `memctl add` does (add.superseding). `few` True embeds each text as a single add does.
+    Indexing what was written is `later` work (after the reply in the server)."""
     if not items:
         return []
     deciding = [i for i, item in enumerate(items) if _searches(item)]
@@ -80,7 +103,13 @@ def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> li
                 memory.extra["subject"] = subject
     texts = [index_text(items[i].memory) for i in deciding]
     model = index_model(store)  # Why: key the vectors by the model that made them
-    vectors = dict(zip(deciding, embed_texts(store, texts), strict=True)) if texts else {}
+    # Why sorted by length in token-bounded batches (embed_batched): less padding, bounded memory.
+    vectors: dict[int, Any] = {}
+    if texts:
+        embedded = (
+            embed_texts(store, texts, True) if few else embed_batched(texts, model_settings(store))
+        )
+        vectors = dict(zip(deciding, embedded, strict=True))
     known = vectors_by_hash(model.id, texts, list(vectors.values()))
     results: list[AddResult] = []
     with file_lock(locks_dir(store) / "add.lock"), folder_syncs_deferred():
@@ -89,20 +118,29 @@ def save_batch(store: Store, items: list[BatchItem], *, sync: bool = True) -> li
         # index, which only the searches of nearest_memories see.
         in_memory = len(deciding) >= IN_MEMORY_FROM and not remote_mode(store)
         neighbours = BatchNeighbours(store, in_memory=in_memory)
+        neighbours.expect({i: (items[i].memory.scope, vectors[i]) for i in deciding})
+        limits = supersede_limits(store) if supersede else None
         for position, item in enumerate(items):
             try:
-                result = _save_one(store, item, vectors.get(position), neighbours, results)
+                result = _save_one(
+                    store, item, vectors.get(position), neighbours, results, limits, position
+                )
             except MemctlError as exc:
                 if sync and results:
-                    sync_index(store, known_vectors=known, written=_written(store, results))
-                raise BatchStopped(position, len(results), exc) from exc
+                    _index_later(store, known, results)
+                raise BatchStopped(position, len(results), exc, results) from exc
             results.append(result)
             if position in vectors:
                 neighbours.written(result, vectors[position])
         if sync:
             # Why only these: the index was synced just above, under the same lock.
-            sync_index(store, known_vectors=known, written=_written(store, results))
+            _index_later(store, known, results)
     return results
+
+
+def _index_later(store: Store, known, results: list[AddResult]) -> None:
+    written = _written(store, results)
+    later(lambda: sync_index(store, known_vectors=known, written=written))
 
 
 def _written(store: Store, results: list[AddResult]) -> list[str]:
@@ -117,7 +155,15 @@ def _searches(item: BatchItem) -> bool:
     )
 
 
-def _save_one(store, item: BatchItem, vector, neighbours, results: list[AddResult]) -> AddResult:
+def _save_one(
+    store,
+    item: BatchItem,
+    vector,
+    neighbours,
+    results: list[AddResult],
+    limits=None,
+    position: int | None = None,
+) -> AddResult:
     memory = item.memory
     target_id, op = item.update_of or item.duplicate_of, "update" if item.update_of else "merge"
     if item.target_item is not None:
@@ -129,8 +175,10 @@ def _save_one(store, item: BatchItem, vector, neighbours, results: list[AddResul
     elif vector is None:
         return write_new(store, memory)
     else:
-        found = neighbours.nearest(memory, vector)
+        found = neighbours.nearest(memory, vector, position)
         decision = decide(memory, memory.extra.get("subject"), found, thresholds(store))
+        if limits is not None and decision.op == "add":
+            decision = superseding(memory, found, limits) or decision
     result = apply_decision(store, memory, decision)
     if decision.target is not None:
         neighbours.changed(decision.target.relpath)
@@ -151,14 +199,20 @@ class BatchNeighbours:
         self._stored = _StoredVectors(store) if in_memory else None
         self._new = _GrowingVectors()  # what this batch wrote: memory, path; and vectors
 
-    def nearest(self, memory: Memory, vector) -> list[Neighbor]:
+    def expect(self, queries: dict[int, tuple[str, Any]]) -> None:
+        """The (scope, vector) each item will ask about, by position: with the index's vectors
+        in memory, their stored neighbours are found for all of them at once."""
+        if self._stored is not None:
+            self._stored.prefetch(queries, self.limit, self.floor)
+
+    def nearest(self, memory: Memory, vector, position: int | None = None) -> list[Neighbor]:
         if self._stored is None:
             found = nearest_memories(self.store, memory, vector, self.limit)
         else:
             found = [
                 Neighbor(self.memory(path), path, score)
                 for path, score in self._stored.nearest(
-                    memory.scope, vector, self.limit, self.floor
+                    memory.scope, vector, self.limit, self.floor, position
                 )
                 if self._readable(path)
             ]
@@ -209,18 +263,42 @@ class _StoredVectors:
         scopes = [] if table is None else table.column("scope").to_pylist()
         self.by_scope = {s: np.asarray([x == s for x in scopes], dtype=bool) for s in set(scopes)}
         self.matrix = np.zeros((rows, index_model(store).dim), dtype=np.float32)
+        self._ready: dict[int, list[tuple[str, float]]] = {}
         if table is not None and rows:
             flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
             self.matrix = flat.reshape(rows, -1).astype(np.float32, copy=False)
 
-    def nearest(self, scope: str, vector, limit: int, floor: float) -> list[tuple[str, float]]:
+    def prefetch(self, queries: dict[int, tuple[str, Any]], limit: int, floor: float) -> None:
+        """Answer `nearest` ahead for these (scope, vector) by position, PREFETCH_ROWS at a
+        time: one matrix product reads the stored vectors once per block, not once per item."""
+        import numpy as np
+
+        positions = list(queries)
+        for start in range(0, len(positions), PREFETCH_ROWS):
+            block = positions[start : start + PREFETCH_ROWS]
+            scores = np.asarray([queries[p][1] for p in block], dtype=np.float32) @ self.matrix.T
+            for row, position in enumerate(block):
+                self._ready[position] = self._best(queries[position][0], scores[row], limit, floor)
+
+    def nearest(
+        self, scope: str, vector, limit: int, floor: float, position: int | None = None
+    ) -> list[tuple[str, float]]:
         """(path, cosine) of the `limit` closest memories at or above `floor`, one per id."""
+        import numpy as np
+
+        if position in self._ready:
+            return self._ready.pop(position)
+        if not len(self.ids):
+            return []
+        return self._best(scope, self.matrix @ np.asarray(vector, dtype=np.float32), limit, floor)
+
+    def _best(self, scope: str, scores, limit: int, floor: float) -> list[tuple[str, float]]:
         import numpy as np
 
         mask = self.by_scope.get(scope)
         if mask is None or not len(self.ids):
             return []
-        similarity = np.where(mask, self.matrix @ np.asarray(vector, dtype=np.float32), -2.0)
+        similarity = np.where(mask, scores, -2.0)
         take = min(limit * 3, len(similarity))  # a long memory has several chunk rows
         top = np.argpartition(-similarity, take - 1)[:take]
         best: dict[str, tuple[float, str]] = {}

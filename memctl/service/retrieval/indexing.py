@@ -651,6 +651,28 @@ def vectors_by_hash(model: str, texts: list[str], vectors) -> dict[str, Any]:
     return {embed_hash(model, text): vector for text, vector in zip(texts, vectors, strict=True)}
 
 
+def embed_batched(texts: list[str], settings, progress: Progress | None = None) -> list[Any]:
+    """Vectors for texts to store, in their order: a few through the light path, more in
+    batches of texts of similar length (a batch is padded to its longest text) bounded by
+    BATCH_TOKENS (the model's memory grows with batch size x padded length)."""
+    from memctl.integrations.query_embedder import FEW_TEXTS, embed_documents
+
+    # Why: a few texts go through the light path (no fastembed import, see embed_documents).
+    few = len(texts) <= FEW_TEXTS
+    todo = sorted(enumerate(texts), key=lambda item: len(item[1]))
+    batches = [todo] if few else token_bounded_batches(todo, max(settings.batch_size, 1))
+    vectors: list[Any] = [None] * len(texts)
+    done = 0
+    for batch in batches:
+        embedded = embed_documents([t for _, t in batch], settings, few=few)
+        for (i, _), vector in zip(batch, embedded, strict=False):
+            vectors[i] = vector
+        done += len(batch)
+        if progress:
+            progress(done, len(texts))
+    return vectors
+
+
 def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel, known_vectors):
     import numpy as np
 
@@ -659,26 +681,12 @@ def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel, 
     # Why: in remote mode a moved file or a front-matter edit reuses the published vector.
     source = open_index(store) if index.table == TABLE and remote_mode(store) else index
     reusable.update(source.vectors_for(sorted(hashes - reusable.keys())))
-    todo = [(i, entry[3]) for i, entry in enumerate(pending) if entry[4] not in reusable]
-    # Why: a batch is padded to its longest text; batching texts of similar length wastes less.
-    todo.sort(key=lambda item: len(item[1]))
+    todo = [i for i, entry in enumerate(pending) if entry[4] not in reusable]
     vectors: dict[int, ports.Vector] = {}
     if todo:
-        from memctl.integrations.query_embedder import FEW_TEXTS, embed_documents
-
-        settings = model_settings(store, model)
-        # Why: a few texts go through the light path (no fastembed import, see embed_documents).
-        few = len(todo) <= FEW_TEXTS
-        batches = [todo] if few else token_bounded_batches(todo, max(settings.batch_size, 1))
-        done = 0
-        for batch in batches:
-            texts = [t for _, t in batch]
-            embedded = embed_documents(texts, settings, few=few)
-            for (i, _), vector in zip(batch, embedded, strict=False):
-                vectors[i] = vector
-            done += len(batch)
-            if progress:
-                progress(done, len(todo))
+        texts = [pending[i][3] for i in todo]
+        embedded = embed_batched(texts, model_settings(store, model), progress)
+        vectors = dict(zip(todo, embedded, strict=True))
         report.embedded = len(todo)
     rows = [
         _row(memory, relpath, text, ehash, chunk)
