@@ -1,0 +1,157 @@
+"""Before/after of whole-process latency: two checkouts of memctl, each on its own copy of one store.
+
+    git worktree add --detach /tmp/memctl-before <commit>
+    python -m benchmarks.perf_ab --before /tmp/memctl-before --after . --store DIR/.memory
+
+Requests alternate between the two versions one by one (cold ones first, server off; then one
+server per version), so a busy machine's swings fall on both sides alike. Medians; `--json` keeps
+every sample. The store is copied twice beside `--workdir`; it is never written to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.perf_process import hook_input, memctl_command
+from benchmarks.synthetic import generate_notes, generate_queries
+
+WARM = ("recall_ms", "context_ms", "hook_prompt_ms", "add_ms", "help_ms")
+COLD = ("cold_recall_ms", "cold_add_ms")
+
+
+class Version:
+    def __init__(self, label: str, code: Path, root: Path, cache: Path):
+        self.label, self.code, self.root, self.cache = label, code, root, cache
+        self.samples: dict[str, list[float]] = {kind: [] for kind in (*COLD, *WARM)}
+        self.server: subprocess.Popen | None = None
+
+    def env(self, server: bool) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+        env["PYTHONPATH"] = str(self.code)
+        env["XDG_CACHE_HOME"] = str(self.cache)  # Why: each version's own --help cache
+        if not server:
+            env["MEMCTL_NO_SERVER"] = "1"
+        return env
+
+    def time(self, kind: str, args: list[str], stdin: bytes = b"", server: bool = True) -> None:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*memctl_command(), *args],
+            cwd=self.root.parent,
+            env=self.env(server),
+            input=stdin,
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{self.label}: memctl {' '.join(args)}: {done.stderr[-400:]!r}")
+        self.samples[kind].append((time.perf_counter() - started) * 1000)
+
+    def start_server(self) -> None:
+        from memctl.server.control import server_status
+
+        self.server = subprocess.Popen(
+            [*memctl_command(), "--store", str(self.root), "serve", "--idle-minutes", "0"],
+            env=self.env(True),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 900
+        while server_status(self.root)["pid"] != self.server.pid:
+            if self.server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{self.label}: memctl serve did not start")
+            time.sleep(0.2)
+
+    def stop_server(self) -> None:
+        from memctl.server.control import stop_server
+
+        if self.server is not None:
+            stop_server(self.root)
+            self.server.wait(timeout=120)
+
+
+def alternate(versions: list[Version], round_number: int) -> list[Version]:
+    return versions if round_number % 2 == 0 else list(reversed(versions))
+
+
+def measure(versions: list[Version], runs: int, seed: int) -> None:
+    cold_runs = max(5, runs // 3)
+    queries = generate_queries(runs * 3 + cold_runs + 3, seed + 5)
+    notes = [note.text for note in generate_notes(runs + cold_runs, seed + 9)]
+    for n in range(cold_runs):
+        for version in alternate(versions, n):
+            version.time(
+                "cold_recall_ms", ["recall", queries[3 * runs + n], "-k", "5"], server=False
+            )
+            version.time("cold_add_ms", ["add", notes[runs + n]], server=False)
+    for version in versions:
+        version.start_server()
+    try:
+        for version in versions:  # the first requests warm lazy paths
+            for query in queries[-3:]:
+                subprocess.run(
+                    [*memctl_command(), "recall", query, "-k", "5"],
+                    cwd=version.root.parent,
+                    env=version.env(True),
+                    capture_output=True,
+                    check=False,
+                )
+        for n in range(runs):
+            for version in alternate(versions, n):
+                version.time("recall_ms", ["recall", queries[n], "-k", "5"])
+                version.time("context_ms", ["context", queries[runs + n]])
+                prompt = hook_input(version.root.parent, queries[2 * runs + n], f"ab-{n}")
+                version.time(
+                    "hook_prompt_ms", ["hook", "claude-code", "user-prompt-submit"], prompt
+                )
+                version.time("add_ms", ["add", notes[n]])
+                version.time("help_ms", ["--help"])
+    finally:
+        for version in versions:
+            version.stop_server()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", type=Path, required=True, help="a checkout of the old code")
+    parser.add_argument("--after", type=Path, required=True, help="a checkout of the new code")
+    parser.add_argument("--store", type=Path, required=True, help="a store (.memory) to copy")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workdir", type=Path, default=Path("perf-ab"))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    source = args.store.resolve()
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    versions = []
+    for label, code in (("before", args.before), ("after", args.after)):
+        project = args.workdir / label
+        shutil.copytree(
+            source, project / ".memory", ignore=shutil.ignore_patterns("server.*", "barrier")
+        )
+        versions.append(Version(label, code.resolve(), project / ".memory", project / "cache"))
+    measure(versions, args.runs, args.seed)
+    summary = {
+        v.label: {k: round(statistics.median(s), 1) for k, s in v.samples.items() if s}
+        for v in versions
+    }
+    print(f"{'figure':<16}{'before':>10}{'after':>10}")
+    for kind in (*WARM, *COLD):
+        print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
+    if args.json:
+        raw = {v.label: v.samples for v in versions}
+        args.json.write_text(json.dumps({"medians": summary, "samples": raw}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
