@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.perf_process import hook_input, memctl_command
+from benchmarks.perf_process import byte_compile, hook_input, memctl_command
 from benchmarks.synthetic import generate_notes, generate_queries
 
 WARM = ("recall_ms", "context_ms", "hook_prompt_ms", "add_ms", "help_ms")
@@ -138,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(
             source, project / ".memory", ignore=shutil.ignore_patterns("server.*", "barrier")
         )
+        byte_compile(code.resolve())
         versions.append(Version(label, code.resolve(), project / ".memory", project / "cache"))
     measure(versions, args.runs, args.seed)
     summary = {

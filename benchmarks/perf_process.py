@@ -47,6 +47,15 @@ def memctl_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "memctl"]
 
 
+def byte_compile(code: Path) -> None:
+    """Compile memctl's modules once, as `pip install` does: with PYTHONDONTWRITEBYTECODE set
+    (or a read-only checkout) every process would compile changed modules from source again,
+    which a user's installed memctl never does."""
+    import compileall
+
+    compileall.compile_dir(code / "memctl", quiet=1)
+
+
 def memctl_env(server: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("MEMCTL_NO_SERVER", "MEMCTL_STORE")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
@@ -122,6 +131,7 @@ def measure(store_root: Path, seed: int = 7, runs: int = RUNS) -> dict[str, dict
     from memctl.server.control import stop_server
 
     project = store_root.parent
+    byte_compile(REPO_ROOT)
     queries = generate_queries(runs * 3, seed + 5)
     notes = [note.text for note in generate_notes(runs * 2, seed + 9)]
     recalls = [(["recall", query, "-k", "5"], b"") for query in queries[:runs]]

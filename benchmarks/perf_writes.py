@@ -102,11 +102,12 @@ def concurrent_adds(store_root: Path, seed: int, writers: int, adds: int) -> dic
 
     Unless the server is off, the store's server is started first and waited for: the figure
     is the steady state of agents writing to a store in use, not a server's start-up."""
+    from benchmarks.perf_process import byte_compile, start_server
+
+    byte_compile(REPO_ROOT)
     notes = generate_notes(writers * adds, seed)
     env = _env()
     if os.environ.get("MEMCTL_NO_SERVER") != "1":
-        from benchmarks.perf_process import start_server
-
         server = start_server(store_root)
         try:
             cpu = _process_cpu(server.pid)
