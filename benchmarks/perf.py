@@ -22,7 +22,7 @@ from rich.table import Table
 
 from benchmarks import perf_process, perf_writes
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
-from benchmarks.synthetic import generate_notes, generate_queries
+from benchmarks.synthetic import generate_notes, generate_queries, write_notes
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 QUERY_COUNT = 50
@@ -136,20 +136,7 @@ def measure_size(size: int, seed: int, workdir: Path, raw_sample: int) -> dict:
 
     console.print(f"[{size}] ingest: add_memory(sync=False) x {size}, then sync_index ...")
     start, cpu = time.perf_counter(), _cpu_seconds()
-    first_path = None
-    for note in notes:
-        # Why dedup=False: a bulk import writes first and indexes once; dedup would search the index per note.
-        added = service.add_memory(
-            store,
-            note.text,
-            type=note.type,
-            tags=note.tags,
-            importance=note.importance,
-            created=note.created,
-            sync=False,
-            dedup=False,
-        )
-        first_path = first_path or added.path
+    first_path = write_notes(store, notes)
     add_s = time.perf_counter() - start
     report, sync_s = _timed(service.sync_index, store)
     ingest_s = add_s + sync_s

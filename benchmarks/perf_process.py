@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from benchmarks.machine import machine_info
-from benchmarks.synthetic import generate_notes, generate_queries
+from benchmarks.synthetic import generate_notes, generate_queries, write_notes
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RUNS = 20
@@ -173,17 +173,7 @@ def build_store(size: int, seed: int, workdir: Path) -> Path:
     from memctl import service
 
     store = service.init_store(workdir / f"store-{size}")
-    for note in generate_notes(size, seed):
-        service.add_memory(
-            store,
-            note.text,
-            type=note.type,
-            tags=note.tags,
-            importance=note.importance,
-            created=note.created,
-            sync=False,
-            dedup=False,
-        )
+    write_notes(store, generate_notes(size, seed))
     service.sync_index(store)
     return store.root
 

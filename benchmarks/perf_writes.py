@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.machine import machine_info, summarize_seconds
-from benchmarks.synthetic import generate_notes, generate_queries
+from benchmarks.synthetic import generate_notes, generate_queries, write_notes
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 WRITERS, ADDS_PER_WRITER = 8, 25
@@ -351,17 +351,7 @@ def build_store(size: int, seed: int, workdir: Path) -> Path:
     from memctl import service
 
     store = service.init_store(workdir / f"store-{size}" / ".memory")
-    for note in generate_notes(size, seed):
-        service.add_memory(
-            store,
-            note.text,
-            type=note.type,
-            tags=note.tags,
-            importance=note.importance,
-            created=note.created,
-            sync=False,
-            dedup=False,
-        )
+    write_notes(store, generate_notes(size, seed))
     service.sync_index(store)
     return store.root
 

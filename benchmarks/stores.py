@@ -24,7 +24,7 @@ from rich.console import Console
 
 from benchmarks.machine import machine_info
 from benchmarks.perf import run_cli
-from benchmarks.synthetic import generate_notes, generate_queries
+from benchmarks.synthetic import generate_notes, generate_queries, write_notes
 
 console = Console(stderr=True)
 PREFERENCES = [
@@ -45,17 +45,7 @@ def build_project(root: Path, size: int) -> dict:
     from memctl import service
 
     store = service.init_store(root)
-    for note in generate_notes(size, seed=7):
-        service.add_memory(
-            store,
-            note.text,
-            type=note.type,
-            tags=note.tags,
-            importance=note.importance,
-            created=note.created,
-            sync=False,
-            dedup=False,
-        )
+    write_notes(store, generate_notes(size, seed=7))
     start = time.perf_counter()
     report = service.sync_index(store)
     return {"first_build_s": round(time.perf_counter() - start, 3), "embedded": report.embedded}

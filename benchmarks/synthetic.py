@@ -5,6 +5,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memctl.config import Store
 
 AREAS = (
     "auth",
@@ -387,3 +391,26 @@ QUERY_SHAPES = (
 def generate_queries(count: int, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
     return [rng.choice(QUERY_SHAPES).format(**_slots(rng)) for _ in range(count)]
+
+
+def write_notes(store: Store, notes: list[Note]) -> str | None:
+    """Write the notes as memory files without indexing them (a bulk import indexes once).
+
+    dedup is off: it would search the index per note. Returns the path of the first note written.
+    """
+    from memctl import service
+
+    first_path = None
+    for note in notes:
+        added = service.add_memory(
+            store,
+            note.text,
+            type=note.type,
+            tags=note.tags,
+            importance=note.importance,
+            created=note.created,
+            sync=False,
+            dedup=False,
+        )
+        first_path = first_path or added.path
+    return first_path
