@@ -83,6 +83,7 @@ def evaluate(
     latencies: dict[str, list[float]] = {mode: [] for mode in args.modes}
     for question in user.questions:
         query = asked(question.text, args.keep_quotes)
+        as_of = None if args.ask_now else user.as_of
         record = {
             "lang": user.lang,
             "user": user.name,
@@ -94,7 +95,7 @@ def evaluate(
         for mode in args.modes:
             start = time.perf_counter()
             try:
-                hits = service.recall(store, query, k=10, mode=mode, sync=False, as_of=user.as_of)
+                hits = service.recall(store, query, k=10, mode=mode, sync=False, as_of=as_of)
             except Exception as exc:  # noqa: BLE001 - a failing recall is a result, not a stop
                 errors.append(
                     {
@@ -240,6 +241,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--keep-quotes", action="store_true", help="ask the questions with their quotes as written"
+    )
+    parser.add_argument(
+        "--ask-now",
+        action="store_true",
+        help="ask without --as-of (dates resolve against today): what the time bonus adds",
     )
     parser.add_argument("--users", type=int, default=None, help="first N users of each language")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help=argparse.SUPPRESS)

@@ -153,7 +153,7 @@ def test_a_tiny_store_is_written_recalled_and_scored(english, tmp_path, fake_emb
     overrides = {"recall": {"min_relevance": 0}}
     store, timing = prepare_store(conversation(slice_), tmp_path / slice_.sample_id, overrides)
     assert not timing["reused_store"]
-    args = argparse.Namespace(modes=("hybrid", "bm25"), keep_quotes=False)
+    args = argparse.Namespace(modes=("hybrid", "bm25"), keep_quotes=False, ask_now=False)
     details: list = []
     errors: list = []
     rows, latencies = evaluate(store, slice_, args, details, errors)
