@@ -133,3 +133,14 @@ def test_a_tag_filter_matches_only_that_tag_never_a_pattern(store):
             hits = service.recall(store, "cache deploy", k=10, tags=[tag], mode=mode)
             assert [hit.id for hit in hits] == [tagged[tag]], (tag, mode)
     assert service.recall(store, "cache deploy", k=10, tags=["a%"]) == []
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("query", ['"What is TW-E4012?"', '"tabs"', 'why "blue-green"'])
+def test_a_query_in_double_quotes_is_searched_not_parsed(seeded, query, capsys):
+    """Quotes are how people cite; the full-text side must not read them as phrase syntax
+    (an index without positions refused it, and the refusal looked like a damaged index)."""
+    store, ids = seeded
+    hits = service.recall(store, query, k=3, mode="bm25")
+    assert hits, query
+    assert "damaged" not in capsys.readouterr().err

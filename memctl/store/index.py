@@ -123,6 +123,12 @@ def filter_sql(where: MemoryFilter | None) -> str | None:
     return " AND ".join(clauses) or None
 
 
+def plain_words(query: str) -> str:
+    """The query as words only: lance reads a query wrapped in double quotes as a phrase, which
+    an index built without positions refuses (and a user's quotes are not search syntax here)."""
+    return query.replace('"', " ")
+
+
 class MemoryIndex:
     """The LanceDB table behind the `Index` port (memctl.core.ports); written through pylance
     (store/index_maintenance.py)."""
@@ -285,6 +291,7 @@ class MemoryIndex:
         if not self.exists() or not query.strip():
             return []
         resident = self._resident()
+        query = plain_words(query)
         try:
             table = self._to_table(
                 columns=["_score"] if resident else list(COLUMNS) + ["_score"],

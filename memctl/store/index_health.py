@@ -15,15 +15,19 @@ from memctl.store.index import MemoryIndex
 
 _LANCE_MODULES = ("lance", "lancedb", "pyarrow")
 _LANCE_WORDS = ("lance", "arrow", "manifest", "fragment", "not found: ", "io error")
+# lance's words for a request it refuses: rebuilding the table would not change the answer
+_REFUSALS = ("invalid user input",)
 
 
 def looks_damaged(error: BaseException) -> bool:
     """True for the errors a damaged table gives on open or read (not for a bad query)."""
+    text = str(error).casefold()
+    if any(word in text for word in _REFUSALS):
+        return False
     module = type(error).__module__ or ""
     if module.split(".")[0] in _LANCE_MODULES:
         return True
     if isinstance(error, (OSError, ValueError, RuntimeError)):
-        text = str(error).casefold()
         return any(word in text for word in _LANCE_WORDS)
     return False
 
