@@ -41,7 +41,6 @@ from benchmarks.memorybank_data import (
     KINDS,
     LANGUAGES,
     User,
-    asked,
     load_users,
     metric_names,
     score_question,
@@ -82,7 +81,7 @@ def evaluate(
     rows = []
     latencies: dict[str, list[float]] = {mode: [] for mode in args.modes}
     for question in user.questions:
-        query = asked(question.text, args.keep_quotes)
+        query = question.text
         as_of = None if args.ask_now else user.as_of
         record = {
             "lang": user.lang,
@@ -238,9 +237,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--lang", choices=(*LANGUAGES, "both"), default="both")
     parser.add_argument(
         "--quick", action="store_true", help=f"first {QUICK_USERS} users of each language"
-    )
-    parser.add_argument(
-        "--keep-quotes", action="store_true", help="ask the questions with their quotes as written"
     )
     parser.add_argument(
         "--ask-now",

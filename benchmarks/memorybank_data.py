@@ -138,17 +138,6 @@ def load_users(lang: str, data_dir: Path = DATA_DIR) -> list[User]:
     return users
 
 
-def asked(text: str, keep_quotes: bool = False) -> str:
-    """The question as recall is asked it: without ASCII double quotes unless `keep_quotes`.
-
-    Upstream wraps 23 English questions in quotes and 4 quote a title. memctl passes a query's
-    quotes on to the full-text search as phrase syntax (an error on an index built without
-    positions, else phrase-only matching: see benchmarks/README.md), which would measure that
-    bug rather than retrieval; `--keep-quotes` asks the questions as written.
-    """
-    return text if keep_quotes else " ".join(text.replace('"', " ").split())
-
-
 def score_question(ranked: list[str | None], question: Question) -> dict[str, float]:
     """recall_any@1/5/10 (any answering exchange in the top k) and recall_all@5/10 (every
     evidence group met in the top k)."""

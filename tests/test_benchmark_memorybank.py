@@ -13,7 +13,6 @@ from benchmarks.memorybank_data import (
     Exchange,
     Question,
     User,
-    asked,
     load_users,
     read_dialogs,
     score_question,
@@ -80,15 +79,6 @@ def test_recall_all_needs_every_group_and_any_member_of_a_group_will_do():
     assert only_also["recall_any@1"] == 1.0 and only_also["recall_all@10"] == 0.0
 
 
-def test_questions_are_asked_without_their_quotes_unless_kept():
-    text = 'I shared with you a literary film called "Taxi Driver", what is its content?'
-    assert (
-        asked(text) == "I shared with you a literary film called Taxi Driver , what is its content?"
-    )
-    assert asked(text, keep_quotes=True) == text
-    assert asked('"What kind of music do I like?"') == "What kind of music do I like?"
-
-
 def test_an_exchange_becomes_one_dated_memory_in_day_order(english):
     emily = english[0]
     turns = conversation(emily).turns
@@ -153,7 +143,7 @@ def test_a_tiny_store_is_written_recalled_and_scored(english, tmp_path, fake_emb
     overrides = {"recall": {"min_relevance": 0}}
     store, timing = prepare_store(conversation(slice_), tmp_path / slice_.sample_id, overrides)
     assert not timing["reused_store"]
-    args = argparse.Namespace(modes=("hybrid", "bm25"), keep_quotes=False, ask_now=False)
+    args = argparse.Namespace(modes=("hybrid", "bm25"), ask_now=False)
     details: list = []
     errors: list = []
     rows, latencies = evaluate(store, slice_, args, details, errors)
