@@ -153,13 +153,22 @@ def test_since_and_until_filter_by_date(store, team):
 @pytest.mark.parametrize(
     "query, floor",
     [("which incident happened in July", None), ("what incident did we have in July 2025", None),
-     ("七月的 incident", 0.0)],  # the bundled model reads Chinese poorly: the ranking only
+     # the bundled model reads Chinese poorly: the ranking only
+     ("七月的 incident", 0.0), ("7月22日发生了什么", 0.0)],
 )  # fmt: skip
 def test_a_time_expression_favours_memories_of_that_time(store, team, query, floor):
     hits = service.recall(store, query, k=2, as_of="2025-11-20", min_relevance=floor)
     assert hits[0].id == team[5]
     hits = service.recall(store, "which incident happened last month", k=2, as_of="2025-11-03")
     assert hits[0].id == team[4]
+
+
+@pytest.mark.parametrize("query", ["what happened on July 22nd", "what happened on 2025-07-22"])
+def test_a_named_day_finds_that_days_memory_past_the_floor(store, team, query):
+    """The date answers the part of the query that names it: the memory of that day is
+    relevant enough to be shown even though it shares no other word with the query."""
+    hits = service.recall(store, query, k=1, as_of="2025-11-20")
+    assert [hit.id for hit in hits] == [team[5]]
 
 
 def test_neighbours_come_with_a_hit_not_instead_of_one(store):

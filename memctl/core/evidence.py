@@ -126,6 +126,20 @@ def coverage(weights: Mapping[str, float], stems: AbstractSet[str]) -> float:
     return sum(weights[term] for term in matched_terms(weights, stems)) / total
 
 
+def coverage_with_time(cover: float, weights: Mapping[str, float]) -> float:
+    """`cover` of a memory dated when the query says, its time phrase counted as one more term.
+
+    The time phrase ("on May 2nd", 上周) is left out of the query's words (a date answers it,
+    not a word); for a memory of that time it is matched, weighed as the query's average word.
+    A query that is all time phrase is fully covered by the date.
+    """
+    if not weights:
+        return 1.0
+    total = sum(weights.values())
+    phrase = total / len(weights)
+    return (cover * total + phrase) / (total + phrase)
+
+
 def weighted_match(weights: Mapping[str, float], text: str, average_length: float) -> float:
     """BM25 with the prior weights as IDF: saturating term counts, longer texts discounted."""
     counted = [stem(word) for word in words(text)]

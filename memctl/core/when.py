@@ -87,7 +87,7 @@ def parse_window(query: str, as_of: datetime) -> Window | None:
     """The first time expression of `query`, as a window; None when it names no time."""
     text = query.lower()
     today = _day(as_of)
-    for finder in (_relative_days, _named_periods, _ago, _months, _years, _event):
+    for finder in (_relative_days, _named_periods, _ago, _dates, _months, _years, _event):
         found = finder(text, as_of, today)
         if found is not None:
             return found
@@ -150,6 +150,64 @@ def _ago(text: str, as_of: datetime, today: datetime) -> Window | None:
     center = today - timedelta(days=span)
     half = timedelta(days=max(UNITS[unit] // 2, 1))
     return Window(center - half, center + half + timedelta(days=1), match.group(0))
+
+
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_DAY_FORMS = (  # (pattern, group of the year, of the month, of the day)
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), 1, 2, 3),  # 2023-05-02
+    (re.compile(rf"\b({_MONTH_NAMES})\.? (\d{{1,2}}){_ORDINAL}\b(?:,? (\d{{4}})\b)?"), 3, 1, 2),
+    (
+        re.compile(rf"\b(\d{{1,2}}){_ORDINAL} (?:of )?({_MONTH_NAMES})\b\.?(?:,? (\d{{4}})\b)?"),
+        3,
+        2,
+        1,
+    ),
+    (
+        re.compile(
+            r"(?:(\d{4})年)?(\d{1,2}|[一二三四五六七八九十]+)月(\d{1,2}|[一二三四五六七八九十]+)[日号]"
+        ),
+        1,
+        2,
+        3,
+    ),
+)
+
+
+def _dates(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """One day: "May 2nd", "2 May 2023", "2023-05-02", 5月2日, 五月二号."""
+    for pattern, year_group, month_group, day_group in _DAY_FORMS:
+        for match in pattern.finditer(text):
+            month_text = match.group(month_group)
+            if month_text == "may" and not _plainly_a_date(text, match):
+                continue  # "we may 2x the pool": the verb
+            month = MONTHS.get(month_text) or _number(month_text)
+            day = _number(match.group(day_group))
+            year_text = match.group(year_group)
+            start = _day_of(int(year_text) if year_text else None, month, day, as_of)
+            if start is not None:
+                return _bounded(text, match, start, start + timedelta(days=1))
+    return None
+
+
+def _plainly_a_date(text: str, match: re.Match) -> bool:
+    """A day of "may" reads as a date with an ordinal, a year or a preposition before it."""
+    if re.search(r"\d(?:st|nd|rd|th)\b|\d{4}", match.group(0)):
+        return True
+    before = text[: match.start()].split()
+    return bool(before) and before[-1] in ("on", "by", "since", "before", "after", "until", "of")
+
+
+def _day_of(year: int | None, month: int, day: int, as_of: datetime) -> datetime | None:
+    """That day of `year`, else its latest occurrence by `as_of`; None for no such day."""
+    try:
+        if year is not None:
+            return datetime(year, month, day, tzinfo=timezone.utc)
+        start = datetime(as_of.year, month, day, tzinfo=timezone.utc)
+        return (
+            start if start <= as_of else datetime(as_of.year - 1, month, day, tzinfo=timezone.utc)
+        )
+    except ValueError:  # 2月30日, "May 45"
+        return None
 
 
 def _months(text: str, as_of: datetime, today: datetime) -> Window | None:

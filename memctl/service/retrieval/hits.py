@@ -15,10 +15,18 @@ from typing import Any
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.evidence import DEFAULT_SCALE, CosineScale, coverage, relevance, text_stems
+from memctl.core.evidence import (
+    DEFAULT_SCALE,
+    CosineScale,
+    coverage,
+    coverage_with_time,
+    relevance,
+    text_stems,
+)
 from memctl.core.memory import Memory
 from memctl.core.text_tokens import non_latin_share
 from memctl.service.retrieval.indexing import sequence_of
+from memctl.service.retrieval.timing import in_window
 from memctl.store.files import max_file_bytes
 from memctl.store.parsed_memories import read_memory_kept
 
@@ -94,6 +102,8 @@ class Evidence:
     identifier_ids: set[str]
     scale: CosineScale = DEFAULT_SCALE  # how the store's embedding model's cosines read
     query_cjk: bool = False  # the query is mostly in a CJK script
+    # The dates the query names ("on May 2nd"): a memory of that time holds that part of it.
+    window: tuple[Any, Any] = (None, None)
 
 
 def select_hits(
@@ -121,6 +131,8 @@ def select_hits(
             continue
         hit.cosine = cosines.get(memory_id)
         hit.coverage = coverage(evidence.weights, text_stems(row["text"]))
+        if evidence.window != (None, None) and in_window(row.get("created"), *evidence.window):
+            hit.coverage = coverage_with_time(hit.coverage, evidence.weights)
         hit.relevance = relevance(
             hit.cosine,
             hit.coverage,

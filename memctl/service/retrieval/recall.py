@@ -240,6 +240,7 @@ def _search(
         {row["id"] for row in identifier_rows},
         cosine_scale(index_model(store).id),
         mostly_cjk(query),
+        (window.since, window.until) if window is not None else (None, None),
     )
     hits = select_hits(
         store,
@@ -324,11 +325,14 @@ def _fuse(
             vector=base.vector + share * (evidence.vector - base.vector),
         )
     fixed = [getattr(chosen, name) for name in names]
+    # Why only retrievers that found something and count: a side with no candidates or no
+    # weight (no query word matched) would make every bonus vanish, the date's included.
     tops = [
-        weight * max(scores.values(), default=1.0)
+        weight * max(scores.values())
         for scores, weight in zip(normalized, fixed, strict=False)
+        if scores and weight > 0
     ]
-    return score_fusion(normalized, fixed), max(min(tops), 1e-9)
+    return score_fusion(normalized, fixed), max(min(tops, default=0.0), 1e-9)
 
 
 def _with_prior(bm25, text_rows, chunk_rows, weights, share) -> dict:

@@ -1,0 +1,45 @@
+"""Time expressions in a query, resolved to a window of dates (pure)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+import pytest
+
+from memctl.core.when import parse_window
+
+AS_OF = datetime(2023, 5, 7, 15, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "query, day",
+    [("What was my mood on May 2nd?", date(2023, 5, 2)),
+     ("On April 27th, how long did I run?", date(2023, 4, 27)),
+     ("the 3rd of May", date(2023, 5, 3)),
+     ("notes from 2 May 2023", date(2023, 5, 2)),
+     ("May 2, 2023", date(2023, 5, 2)),
+     ("what changed on 2023-05-02", date(2023, 5, 2)),
+     ("在5月2号我很烦恼", date(2023, 5, 2)),
+     ("4月30号我做了一道什么菜", date(2023, 4, 30)),
+     ("五月二日", date(2023, 5, 2)),
+     ("Dec 25th", date(2022, 12, 25))],  # not yet come this year: the last one
+)  # fmt: skip
+def test_a_named_day_is_a_window_of_that_day(query, day):
+    window = parse_window(query, AS_OF)
+    assert window is not None
+    assert (window.since.date(), window.until.date()) == (day, date.fromordinal(day.toordinal() + 1))
+
+
+@pytest.mark.parametrize("query", ["we may 2x the pool size", "May 45", "what happened may 2"])
+def test_may_the_verb_and_impossible_days_are_no_day(query):
+    window = parse_window(query, AS_OF)
+    assert window is None or window.since is None or window.until - window.since > (
+        datetime(2023, 5, 2) - datetime(2023, 5, 1)
+    )
+
+
+def test_before_and_since_a_day_open_one_side():
+    before = parse_window("what did we decide before May 3rd", AS_OF)
+    assert before is not None and before.since is None and before.until.date() == date(2023, 5, 3)
+    since = parse_window("since 2 May", AS_OF)
+    assert since is not None and since.until is None and since.since.date() == date(2023, 5, 2)
