@@ -163,7 +163,7 @@ def test_a_time_expression_favours_memories_of_that_time(store, team, query, flo
     assert hits[0].id == team[4]
 
 
-@pytest.mark.parametrize("query", ["what happened on July 22nd", "what happened on 2025-07-22"])
+@pytest.mark.parametrize("query", ["what happened on July 22nd", "what went wrong on 2025-07-22"])
 def test_a_named_day_finds_that_days_memory_past_the_floor(store, team, query):
     """The date answers the part of the query that names it: the memory of that day is
     relevant enough to be shown even though it shares no other word with the query."""

@@ -126,18 +126,15 @@ def coverage(weights: Mapping[str, float], stems: AbstractSet[str]) -> float:
     return sum(weights[term] for term in matched_terms(weights, stems)) / total
 
 
-def coverage_with_time(cover: float, weights: Mapping[str, float]) -> float:
-    """`cover` of a memory dated when the query says, its time phrase counted as one more term.
+def coverage_with_time(cover: float) -> float:
+    """`cover` of a memory dated when the query says: its date answers half the query.
 
-    The time phrase ("on May 2nd", 上周) is left out of the query's words (a date answers it,
-    not a word); for a memory of that time it is matched, weighed as the query's average word.
-    A query that is all time phrase is fully covered by the date.
+    A query that names a time ("on May 2nd", 上周) asks two things, when and what; its time
+    phrase is left out of the words (`cover` is their share), and the date answers it. Half,
+    not one word's share: "what did we talk about on April 29th" is all about the day, and its
+    other words are the ones every conversation holds.
     """
-    if not weights:
-        return 1.0
-    total = sum(weights.values())
-    phrase = total / len(weights)
-    return (cover * total + phrase) / (total + phrase)
+    return (1.0 + cover) / 2
 
 
 def weighted_match(weights: Mapping[str, float], text: str, average_length: float) -> float:

@@ -132,7 +132,7 @@ def select_hits(
         hit.cosine = cosines.get(memory_id)
         hit.coverage = coverage(evidence.weights, text_stems(row["text"]))
         if evidence.window != (None, None) and in_window(row.get("created"), *evidence.window):
-            hit.coverage = coverage_with_time(hit.coverage, evidence.weights)
+            hit.coverage = coverage_with_time(hit.coverage)
         hit.relevance = relevance(
             hit.cosine,
             hit.coverage,
