@@ -27,14 +27,19 @@ AS_OF = datetime(2023, 5, 7, 15, 0, tzinfo=timezone.utc)
 def test_a_named_day_is_a_window_of_that_day(query, day):
     window = parse_window(query, AS_OF)
     assert window is not None
-    assert (window.since.date(), window.until.date()) == (day, date.fromordinal(day.toordinal() + 1))
+    assert (window.since.date(), window.until.date()) == (
+        day,
+        date.fromordinal(day.toordinal() + 1),
+    )
 
 
 @pytest.mark.parametrize("query", ["we may 2x the pool size", "May 45", "what happened may 2"])
 def test_may_the_verb_and_impossible_days_are_no_day(query):
     window = parse_window(query, AS_OF)
-    assert window is None or window.since is None or window.until - window.since > (
-        datetime(2023, 5, 2) - datetime(2023, 5, 1)
+    assert (
+        window is None
+        or window.since is None
+        or window.until - window.since > (datetime(2023, 5, 2) - datetime(2023, 5, 1))
     )
 
 
@@ -43,3 +48,32 @@ def test_before_and_since_a_day_open_one_side():
     assert before is not None and before.since is None and before.until.date() == date(2023, 5, 3)
     since = parse_window("since 2 May", AS_OF)
     assert since is not None and since.until is None and since.since.date() == date(2023, 5, 2)
+
+
+WEDNESDAY = datetime(2023, 5, 10, 15, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "query, first, days",
+    [("what did I do last Saturday", date(2023, 5, 6), 1),
+     ("last Wednesday", date(2023, 5, 3), 1),  # not today
+     ("on Monday I went climbing", date(2023, 5, 8), 1),
+     ("this Friday", date(2023, 5, 12), 1),
+     ("上周六", date(2023, 5, 6), 1),
+     ("这周一", date(2023, 5, 8), 1),
+     ("last weekend", date(2023, 5, 6), 2),
+     ("上个周末我们去了哪里", date(2023, 5, 6), 2),
+     ("the day before yesterday", date(2023, 5, 8), 1),
+     ("last night", date(2023, 5, 9), 2),
+     ("a couple of days ago", date(2023, 5, 7), 3),
+     ("几天前", date(2023, 5, 6), 3)],
+)  # fmt: skip
+def test_weekdays_weekends_and_rough_days(query, first, days):
+    window = parse_window(query, WEDNESDAY)
+    assert window is not None and window.since.date() == first
+    assert (window.until - window.since).days == days
+
+
+@pytest.mark.parametrize("query", ["what is the Monday standup about", "周一的例会讲什么"])
+def test_a_bare_weekday_names_a_habit_not_a_day(query):
+    assert parse_window(query, WEDNESDAY) is None

@@ -37,9 +37,15 @@ CN_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 
 UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365,
          "years": 365, "天": 1, "日": 1, "周": 7, "星期": 7, "个月": 30, "月": 30, "年": 365}  # fmt: skip
 _MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
-_NUMBER = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|[一二两三四五六七八九十]+)"
+_NUMBER = (
+    r"(\d+|a couple of|couple of|a few|few|several|a|an|one|two|three|four|five|six|seven|eight"
+    r"|nine|ten|[一二两三四五六七八九十]+|几)"
+)
 _WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                 "seven": 7, "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+                 "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2,
+                 "a few": 3, "few": 3, "several": 4, "几": 3}  # fmt: skip
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+CN_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 
 
 @dataclass(frozen=True)
@@ -87,20 +93,77 @@ def parse_window(query: str, as_of: datetime) -> Window | None:
     """The first time expression of `query`, as a window; None when it names no time."""
     text = query.lower()
     today = _day(as_of)
-    for finder in (_relative_days, _named_periods, _ago, _dates, _months, _years, _event):
+    finders = (_relative_days, _weekends, _weekdays, _named_periods, _ago, _dates, _months)
+    for finder in (*finders, _years, _event):
         found = finder(text, as_of, today)
         if found is not None:
             return found
     return None
 
 
+_RELATIVE_DAYS = (  # (pattern, first day back, days in the window)
+    (r"\bthe day before yesterday\b|前天", 2, 1),
+    (r"\blast night\b|昨晚|昨天晚上", 1, 2),  # the evening, or the small hours of today
+    (r"\btoday\b|\bthis (?:morning|afternoon|evening)\b|\btonight\b|今天|今晚|今早", 0, 1),
+    (r"\byesterday\b|昨天", 1, 1),
+)
+
+
 def _relative_days(text: str, as_of: datetime, today: datetime) -> Window | None:
-    for pattern, days in ((r"\btoday\b|今天", 0), (r"\byesterday\b|昨天", 1), (r"前天", 2)):
+    for pattern, days, length in _RELATIVE_DAYS:
         match = re.search(pattern, text)
         if match:
             start = today - timedelta(days=days)
-            return Window(start, start + timedelta(days=1), match.group(0))
+            return Window(start, start + timedelta(days=length), match.group(0))
     return None
+
+
+def _weekends(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """ "last weekend" is the Saturday and Sunday of the week before this one; "this weekend"
+    this week's; "the past weekend" the latest that has begun."""
+    match = re.search(
+        r"\b(last|this|past|previous) weekend\b|(上|这|本)个?(?:周末|星期末|礼拜末)", text
+    )
+    if not match:
+        return None
+    saturday = _week_start(as_of) + timedelta(days=5)
+    which = match.group(1) or {"上": "last", "这": "this", "本": "this"}[match.group(2)]
+    if which in ("last", "previous") or (which == "past" and today < saturday):
+        saturday -= timedelta(days=7)
+    return Window(saturday, saturday + timedelta(days=2), match.group(0))
+
+
+def _weekdays(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """ "last Friday" (the latest before today), "this Friday" (this week's), "on Friday" (the
+    latest by today), 上周五 (last week's), 这周五, 在周五. A bare weekday is no date: "the
+    Monday standup" names a habit, not a day."""
+    names = "|".join(WEEKDAYS)
+    match = re.search(
+        rf"\b(last|this|past|on|since|before|after|until) ({names})\b"
+        r"|(上|这|本|在)个?(?:周|星期|礼拜)([一二三四五六日天])",
+        text,
+    )
+    if not match:
+        return None
+    if match.group(2):
+        cue, weekday = match.group(1), WEEKDAYS.index(match.group(2))
+    else:
+        cue = {"上": "last week", "这": "this", "本": "this", "在": "on"}[match.group(3)]
+        weekday = CN_WEEKDAYS[match.group(4)]
+    week = _week_start(as_of)
+    if cue == "this":
+        day = week + timedelta(days=weekday)
+    elif cue == "last week":
+        day = week - timedelta(days=7 - weekday)
+    else:
+        back = (today.weekday() - weekday) % 7
+        day = today - timedelta(days=back or (7 if cue in ("last", "past") else 0))
+    end = day + timedelta(days=1)
+    if cue in ("since", "after"):
+        return Window(day if cue == "since" else end, None, match.group(0))
+    if cue in ("before", "until"):
+        return Window(None, day, match.group(0))
+    return Window(day, end, match.group(0))
 
 
 def _named_periods(text: str, as_of: datetime, today: datetime) -> Window | None:
