@@ -6,6 +6,16 @@
 Requests alternate between the two versions one by one (cold ones first, server off; then one
 server per version), so a busy machine's swings fall on both sides alike. Medians; `--json` keeps
 every sample. The store is copied twice beside `--workdir`; it is never written to.
+
+`--memctl EXE` times that `memctl` script instead of this interpreter's, for both versions (the
+checkouts still win through PYTHONPATH). A venv made for it runs no other project's start-up
+code, as a user's `pip install memctl` does not:
+
+    python -m venv /tmp/wheel-venv && /tmp/wheel-venv/bin/pip install .
+    python -m benchmarks.perf_ab ... --memctl /tmp/wheel-venv/bin/memctl
+
+(an editable install's finder, and any `.pth` file of the interpreter's site-packages, cost
+every process its import time: ~14 ms for setuptools' editable finder).
 """
 
 from __future__ import annotations
@@ -28,8 +38,11 @@ COLD = ("cold_recall_ms", "cold_add_ms")
 
 
 class Version:
-    def __init__(self, label: str, code: Path, root: Path, cache: Path):
+    def __init__(
+        self, label: str, code: Path, root: Path, cache: Path, command: list[str] | None = None
+    ):
         self.label, self.code, self.root, self.cache = label, code, root, cache
+        self.command = command or memctl_command()
         self.samples: dict[str, list[float]] = {kind: [] for kind in (*COLD, *WARM)}
         self.server: subprocess.Popen | None = None
 
@@ -44,7 +57,7 @@ class Version:
     def time(self, kind: str, args: list[str], stdin: bytes = b"", server: bool = True) -> None:
         started = time.perf_counter()
         done = subprocess.run(
-            [*memctl_command(), *args],
+            [*self.command, *args],
             cwd=self.root.parent,
             env=self.env(server),
             input=stdin,
@@ -59,7 +72,7 @@ class Version:
         from memctl.server.control import server_status
 
         self.server = subprocess.Popen(
-            [*memctl_command(), "--store", str(self.root), "serve", "--idle-minutes", "0"],
+            [*self.command, "--store", str(self.root), "serve", "--idle-minutes", "0"],
             env=self.env(True),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -99,7 +112,7 @@ def measure(versions: list[Version], runs: int, seed: int) -> None:
         for version in versions:  # the first requests warm lazy paths
             for query in queries[-3:]:
                 subprocess.run(
-                    [*memctl_command(), "recall", query, "-k", "5"],
+                    [*version.command, "recall", query, "-k", "5"],
                     cwd=version.root.parent,
                     env=version.env(True),
                     capture_output=True,
@@ -129,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, default=Path("perf-ab"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--memctl",
+        type=Path,
+        help="the memctl script to run (default: this interpreter's), e.g. a clean venv's",
+    )
     args = parser.parse_args(argv)
     source = args.store.resolve()
     shutil.rmtree(args.workdir, ignore_errors=True)
@@ -139,18 +157,26 @@ def main(argv: list[str] | None = None) -> int:
             source, project / ".memory", ignore=shutil.ignore_patterns("server.*", "barrier")
         )
         byte_compile(code.resolve())
-        versions.append(Version(label, code.resolve(), project / ".memory", project / "cache"))
+        command = [str(args.memctl.absolute())] if args.memctl else None
+        versions.append(
+            Version(label, code.resolve(), project / ".memory", project / "cache", command)
+        )
+    load = [round(os.getloadavg()[0], 2)]
     measure(versions, args.runs, args.seed)
+    load.append(round(os.getloadavg()[0], 2))
     summary = {
         v.label: {k: round(statistics.median(s), 1) for k, s in v.samples.items() if s}
         for v in versions
     }
+    print(f"memctl: {' '.join(versions[0].command)}; load average {load[0]} -> {load[1]}")
     print(f"{'figure':<16}{'before':>10}{'after':>10}")
     for kind in (*WARM, *COLD):
         print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
     if args.json:
         raw = {v.label: v.samples for v in versions}
-        args.json.write_text(json.dumps({"medians": summary, "samples": raw}, indent=1))
+        args.json.write_text(
+            json.dumps({"medians": summary, "load": load, "samples": raw}, indent=1)
+        )
     return 0
 
 

@@ -189,10 +189,6 @@ def _search(
         if mode in ("hybrid", "bm25")
         else None
     )
-    vector = None
-    if query_vector is not None and mode in ("hybrid", "vector"):
-        vector = query_vector.result()
-    vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
     identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
     window = (
         query_window(query, options.as_of, lambda anchor: _anchor_date(store, anchor))
@@ -202,6 +198,11 @@ def _search(
     # Why: the words that name a time are answered by the date, not by the memory's words.
     weights = term_weights(query_terms(without_phrase(query, window)), zipf)
     store_size = sum(index.count() for index in indexes)
+    # Why this late: what needs no query vector is done while the model embeds the query.
+    vector = None
+    if query_vector is not None and mode in ("hybrid", "vector"):
+        vector = query_vector.result()
+    vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
 
     chunk_scores, top_single = _fuse(
         settings, vector_rows, text_rows, chunk_rows, weights, store_size
