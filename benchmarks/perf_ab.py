@@ -45,6 +45,11 @@ class Version:
         self.command = command or memctl_command()
         self.samples: dict[str, list[float]] = {kind: [] for kind in (*COLD, *WARM)}
         self.server: subprocess.Popen | None = None
+        # Server CPU (ms) from the start of a request to the start of this version's next one:
+        # the command, the work after its reply, and the file watch it set off. Less noisy than
+        # wall time on a busy machine.
+        self.server_cpu: dict[str, list[float]] = {kind: [] for kind in WARM}
+        self._pending_cpu: tuple[str, float] | None = None
 
     def env(self, server: bool) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
@@ -54,7 +59,19 @@ class Version:
             env["MEMCTL_NO_SERVER"] = "1"
         return env
 
+    def _note_server_cpu(self, kind: str | None) -> None:
+        """Charge the server CPU since the last request's start to that request's kind."""
+        if self.server is None:
+            return
+        now = server_cpu_ms(self.server.pid)
+        if self._pending_cpu is not None:
+            last_kind, then = self._pending_cpu
+            self.server_cpu[last_kind].append(now - then)
+        self._pending_cpu = None if kind is None else (kind, now)
+
     def time(self, kind: str, args: list[str], stdin: bytes = b"", server: bool = True) -> None:
+        if server:
+            self._note_server_cpu(kind)
         started = time.perf_counter()
         done = subprocess.run(
             [*self.command, *args],
@@ -88,8 +105,16 @@ class Version:
         from memctl.server.control import stop_server
 
         if self.server is not None:
+            self._note_server_cpu(None)
             stop_server(self.root)
             self.server.wait(timeout=120)
+
+
+def server_cpu_ms(pid: int) -> float:
+    """The process's user and system CPU so far (every thread, ended ones too), in ms; in clock
+    ticks (10 ms), so only sums over many requests mean much."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def alternate(versions: list[Version], round_number: int) -> list[Version]:
@@ -169,13 +194,23 @@ def main(argv: list[str] | None = None) -> int:
         for v in versions
     }
     print(f"memctl: {' '.join(versions[0].command)}; load average {load[0]} -> {load[1]}")
+    cpu = {
+        v.label: {k: round(statistics.mean(s), 1) for k, s in v.server_cpu.items() if s}
+        for v in versions
+    }
     print(f"{'figure':<16}{'before':>10}{'after':>10}")
     for kind in (*WARM, *COLD):
         print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
+    print("server CPU per request, mean (ms; the command, its upkeep, the file watch it set off)")
+    for kind in WARM:
+        if kind in cpu["before"] and kind in cpu["after"]:
+            print(f"{kind:<16}{cpu['before'][kind]:>10}{cpu['after'][kind]:>10}")
     if args.json:
         raw = {v.label: v.samples for v in versions}
         args.json.write_text(
-            json.dumps({"medians": summary, "load": load, "samples": raw}, indent=1)
+            json.dumps(
+                {"medians": summary, "server_cpu_ms": cpu, "load": load, "samples": raw}, indent=1
+            )
         )
     return 0
 
