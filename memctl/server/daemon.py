@@ -160,6 +160,9 @@ class ResidentServer:
 
     def _warm_up(self) -> None:
         """Pay every import and model load now, not on the first request."""
+        from memctl.integrations.query_embedder import run_on_one_thread
+
+        run_on_one_thread()
         self.runner.prepare()
         from memctl.service.retrieval.embedding import store_embedder, store_query_embedder
         from memctl.service.retrieval.indexing import open_index
