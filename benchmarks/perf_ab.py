@@ -46,8 +46,8 @@ class Version:
         self.samples: dict[str, list[float]] = {kind: [] for kind in (*COLD, *WARM)}
         self.server: subprocess.Popen | None = None
         # Server CPU (ms) from the start of a request to the start of this version's next one:
-        # the command, the work after its reply, and the file watch it set off. Less noisy than
-        # wall time on a busy machine.
+        # the command, the work after its reply, and the file watch it set off (what outlasts
+        # that slot is charged to the next). Less noisy than wall time on a busy machine.
         self.server_cpu: dict[str, list[float]] = {kind: [] for kind in WARM}
         self._pending_cpu: tuple[str, float] | None = None
 
@@ -201,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'figure':<16}{'before':>10}{'after':>10}")
     for kind in (*WARM, *COLD):
         print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
-    print("server CPU per request, mean (ms; the command, its upkeep, the file watch it set off)")
+    print("server CPU from a request's start to its server's next one, mean ms (an add's index")
+    print("write after its reply falls partly in the next slot, --help's; 10 ms clock ticks)")
     for kind in WARM:
         if kind in cpu["before"] and kind in cpu["after"]:
             print(f"{kind:<16}{cpu['before'][kind]:>10}{cpu['after'][kind]:>10}")
