@@ -189,18 +189,25 @@ class ResidentCommands:
 
     def run(self, request: dict[str, Any], stdin: bytes) -> tuple[int, list[tuple[int, bytes]]]:
         chunks: list[tuple[int, bytes]] = []
-        query = query_to_embed(request, stdin) if self._embedding is not None else None
         try:
-            if query and query.strip() and self._embedding is not None:
-                # Why: the model embeds while the command parses its arguments and opens the
-                # store (~1.5 ms before it would ask, more when the machine is busy).
-                query_vectors.prefetch_query_embedding(query, self._embedding)
+            self._prefetch(request, stdin)
             with _as_client(request, stdin, chunks), after_reply.collected() as pending:
                 code = self._invoke(request)
         finally:
             query_vectors.drop_prefetched()
         self._pending.append((request, pending))
         return code, merged(chunks)
+
+    def _prefetch(self, request: dict[str, Any], stdin: bytes) -> None:
+        """Start embedding the request's query now: the model runs while the command parses its
+        arguments and opens the store (~1.5 ms before it would ask, more on a busy machine).
+        Only a guess: it never fails the request."""
+        if self._embedding is None:
+            return
+        with contextlib.suppress(Exception):
+            query = query_to_embed(request, stdin)
+            if query and query.strip():
+                query_vectors.prefetch_query_embedding(query, self._embedding)
 
     def batchable(self, request: dict[str, Any]) -> bool:
         """May this command run in a burst with others (see run_burst)?"""
