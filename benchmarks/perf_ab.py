@@ -6,6 +6,16 @@
 Requests alternate between the two versions one by one (cold ones first, server off; then one
 server per version), so a busy machine's swings fall on both sides alike. Medians; `--json` keeps
 every sample. The store is copied twice beside `--workdir`; it is never written to.
+
+`--memctl EXE` times that `memctl` script instead of this interpreter's, for both versions (the
+checkouts still win through PYTHONPATH). A venv made for it runs no other project's start-up
+code, as a user's `pip install memctl` does not:
+
+    python -m venv /tmp/wheel-venv && /tmp/wheel-venv/bin/pip install .
+    python -m benchmarks.perf_ab ... --memctl /tmp/wheel-venv/bin/memctl
+
+(an editable install's finder, and any `.pth` file of the interpreter's site-packages, cost
+every process its import time: ~14 ms for setuptools' editable finder).
 """
 
 from __future__ import annotations
@@ -28,10 +38,18 @@ COLD = ("cold_recall_ms", "cold_add_ms")
 
 
 class Version:
-    def __init__(self, label: str, code: Path, root: Path, cache: Path):
+    def __init__(
+        self, label: str, code: Path, root: Path, cache: Path, command: list[str] | None = None
+    ):
         self.label, self.code, self.root, self.cache = label, code, root, cache
+        self.command = command or memctl_command()
         self.samples: dict[str, list[float]] = {kind: [] for kind in (*COLD, *WARM)}
         self.server: subprocess.Popen | None = None
+        # Server CPU (ms) from the start of a request to the start of this version's next one:
+        # the command, the work after its reply, and the file watch it set off (what outlasts
+        # that slot is charged to the next). Less noisy than wall time on a busy machine.
+        self.server_cpu: dict[str, list[float]] = {kind: [] for kind in WARM}
+        self._pending_cpu: tuple[str, float] | None = None
 
     def env(self, server: bool) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
@@ -41,10 +59,22 @@ class Version:
             env["MEMCTL_NO_SERVER"] = "1"
         return env
 
+    def _note_server_cpu(self, kind: str | None) -> None:
+        """Charge the server CPU since the last request's start to that request's kind."""
+        if self.server is None:
+            return
+        now = server_cpu_ms(self.server.pid)
+        if self._pending_cpu is not None:
+            last_kind, then = self._pending_cpu
+            self.server_cpu[last_kind].append(now - then)
+        self._pending_cpu = None if kind is None else (kind, now)
+
     def time(self, kind: str, args: list[str], stdin: bytes = b"", server: bool = True) -> None:
+        if server:
+            self._note_server_cpu(kind)
         started = time.perf_counter()
         done = subprocess.run(
-            [*memctl_command(), *args],
+            [*self.command, *args],
             cwd=self.root.parent,
             env=self.env(server),
             input=stdin,
@@ -59,7 +89,7 @@ class Version:
         from memctl.server.control import server_status
 
         self.server = subprocess.Popen(
-            [*memctl_command(), "--store", str(self.root), "serve", "--idle-minutes", "0"],
+            [*self.command, "--store", str(self.root), "serve", "--idle-minutes", "0"],
             env=self.env(True),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -75,8 +105,16 @@ class Version:
         from memctl.server.control import stop_server
 
         if self.server is not None:
+            self._note_server_cpu(None)
             stop_server(self.root)
             self.server.wait(timeout=120)
+
+
+def server_cpu_ms(pid: int) -> float:
+    """The process's user and system CPU so far (every thread, ended ones too), in ms; in clock
+    ticks (10 ms), so only sums over many requests mean much."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def alternate(versions: list[Version], round_number: int) -> list[Version]:
@@ -99,7 +137,7 @@ def measure(versions: list[Version], runs: int, seed: int) -> None:
         for version in versions:  # the first requests warm lazy paths
             for query in queries[-3:]:
                 subprocess.run(
-                    [*memctl_command(), "recall", query, "-k", "5"],
+                    [*version.command, "recall", query, "-k", "5"],
                     cwd=version.root.parent,
                     env=version.env(True),
                     capture_output=True,
@@ -129,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, default=Path("perf-ab"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--memctl",
+        type=Path,
+        help="the memctl script to run (default: this interpreter's), e.g. a clean venv's",
+    )
     args = parser.parse_args(argv)
     source = args.store.resolve()
     shutil.rmtree(args.workdir, ignore_errors=True)
@@ -139,18 +182,37 @@ def main(argv: list[str] | None = None) -> int:
             source, project / ".memory", ignore=shutil.ignore_patterns("server.*", "barrier")
         )
         byte_compile(code.resolve())
-        versions.append(Version(label, code.resolve(), project / ".memory", project / "cache"))
+        command = [str(args.memctl.absolute())] if args.memctl else None
+        versions.append(
+            Version(label, code.resolve(), project / ".memory", project / "cache", command)
+        )
+    load = [round(os.getloadavg()[0], 2)]
     measure(versions, args.runs, args.seed)
+    load.append(round(os.getloadavg()[0], 2))
     summary = {
         v.label: {k: round(statistics.median(s), 1) for k, s in v.samples.items() if s}
+        for v in versions
+    }
+    print(f"memctl: {' '.join(versions[0].command)}; load average {load[0]} -> {load[1]}")
+    cpu = {
+        v.label: {k: round(statistics.mean(s), 1) for k, s in v.server_cpu.items() if s}
         for v in versions
     }
     print(f"{'figure':<16}{'before':>10}{'after':>10}")
     for kind in (*WARM, *COLD):
         print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
+    print("server CPU from a request's start to its server's next one, mean ms (an add's index")
+    print("write after its reply falls partly in the next slot, --help's; 10 ms clock ticks)")
+    for kind in WARM:
+        if kind in cpu["before"] and kind in cpu["after"]:
+            print(f"{kind:<16}{cpu['before'][kind]:>10}{cpu['after'][kind]:>10}")
     if args.json:
         raw = {v.label: v.samples for v in versions}
-        args.json.write_text(json.dumps({"medians": summary, "samples": raw}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {"medians": summary, "server_cpu_ms": cpu, "load": load, "samples": raw}, indent=1
+            )
+        )
     return 0
 
 

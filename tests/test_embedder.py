@@ -37,3 +37,19 @@ def test_related_texts_are_closer_than_unrelated():
         ["ship the release to production", "deploy the new version", "lunch menu"]
     )
     assert a @ b > a @ c
+
+
+def test_the_servers_one_thread_query_vectors_are_the_same_bits(monkeypatch):
+    """The resident server embeds queries on one ONNX thread; its answers must stay
+    byte-identical to the in-process ones, which use every thread."""
+    from memctl.config import EmbeddingSettings
+    from memctl.integrations import query_embedder
+    from memctl.integrations.embedder import concrete
+
+    settings = concrete(EmbeddingSettings())
+    everywhere = query_embedder.OnnxQueryEmbedder(settings)
+    monkeypatch.setattr(query_embedder, "_one_thread", True)
+    server = query_embedder.OnnxQueryEmbedder(settings)
+    assert server._query_session is not server._session
+    for text in TEXTS:
+        assert server.embed_query(text).tobytes() == everywhere.embed_query(text).tobytes(), text

@@ -127,6 +127,39 @@ def test_the_prompt_hook_answers_the_same_json_warm(project):
     assert "make release" in context
 
 
+def test_warm_reads_leave_their_bookkeeping_for_the_next_request(project):
+    """What the server writes after its reply (access counts, the prompt hook's shown list) is
+    there for the very next command."""
+    from memctl.store.access import load_access
+
+    state = project / ".memory" / ".state"
+    before = load_access(state)
+    warm = memctl("recall", "TW-E4012", "--json", cwd=project, server=True)
+    hit = json.loads(warm.stdout)[0]["id"]
+    memctl("index", cwd=project, server=True)  # Why: it runs once the recall's upkeep is done
+    assert load_access(state)[hit].count == before.get(hit, _NEVER).count + 1
+
+    def prompt() -> bytes:
+        return json.dumps(
+            {
+                "session_id": "bookkeeping-session",
+                "cwd": str(project),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "What does error TW-E4012 mean?",
+            }
+        ).encode()
+
+    args = ("hook", "claude-code", "user-prompt-submit")
+    first = memctl(*args, cwd=project, server=True, stdin=prompt())
+    assert "TW-E4012" in first.stdout.decode()
+    second = memctl(*args, cwd=project, server=True, stdin=prompt())
+    assert "TW-E4012" not in second.stdout.decode(), "a session is never shown a memory twice"
+
+
+class _NEVER:
+    count = 0
+
+
 def test_add_through_the_server_writes_the_file_before_it_answers(project):
     added = memctl(
         "add", "Feature flags live in flags.yaml, reviewed weekly", "--json", cwd=project

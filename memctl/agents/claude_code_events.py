@@ -15,10 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memctl.agents.claude_code import HookPayload
+from memctl.agents.hook_runner import log_hook_error
 from memctl.agents.ingest import ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
+from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
@@ -105,8 +107,21 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     items = [BlockItem(h.id, h.title, h.type, h.body) for h in fresh[:k]]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
-        _remember_shown(store, payload.session_id, block.shown, reset=False)
+        # Why after the reply: the agent waits for the block, not for this bookkeeping (the
+        # resident server writes it before it takes the next request; a one-shot process now).
+        later(lambda: _note_shown(store, payload, block.shown))
     return block.markdown
+
+
+def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> None:
+    """Add `ids` to the session's shown list; a failure is logged, never the prompt's problem
+    (at worst a memory is shown again)."""
+    try:
+        _remember_shown(store, payload.session_id, ids, reset=False)
+    except OSError as error:
+        log_hook_error(
+            log_path(store), payload.event, payload.session_id, f"shown list not saved: {error}"
+        )
 
 
 # --- PreCompact and SessionEnd --------------------------------------------------------------

@@ -160,10 +160,13 @@ class ResidentServer:
 
     def _warm_up(self) -> None:
         """Pay every import and model load now, not on the first request."""
+        from memctl.integrations.query_embedder import run_on_one_thread
+
+        run_on_one_thread()
         self.runner.prepare()
         from memctl.service.retrieval.embedding import store_embedder, store_query_embedder
         from memctl.service.retrieval.indexing import open_index
-        from memctl.service.retrieval.resident import keep_reads_resident
+        from memctl.service.retrieval.resident import keep_reads_resident, warm_word_stems
 
         keep_reads_resident()  # rows, vectors and parsed files kept between requests
         embedder = store_embedder(self.store)
@@ -174,6 +177,7 @@ class ResidentServer:
             if index.exists():
                 index.search_vector(vector, 1, None)
                 index.search_text("warm up", 1, None)
+            warm_word_stems(self.store)
         # Why: the ~100k objects of the loaded modules never die; out of the collector's view,
         # a full collection no longer walks them in the middle of a request (~50-150 ms).
         gc.collect()

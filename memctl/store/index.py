@@ -292,14 +292,16 @@ class MemoryIndex:
             return []
         resident = self._resident()
         query = plain_words(query)
+        sql = filter_sql(where)
+        # Why only with a filter: asked to prefilter nothing, lance still takes ~0.5 ms longer.
+        filtered = {"filter": sql, "prefilter": True} if sql is not None else {}
         try:
             table = self._to_table(
                 columns=["_score"] if resident else list(COLUMNS) + ["_score"],
                 with_row_address=resident is not None,
                 full_text_query=query,
-                filter=filter_sql(where),
-                prefilter=True,
                 limit=limit,
+                **filtered,
             )
         except Exception as exc:
             # Why: between a first write and its text index (another process syncing), lance
@@ -315,11 +317,7 @@ class MemoryIndex:
         )
         if found is None:  # a row the kept copy lacks (the table changed meanwhile): read it
             return self._to_table(
-                columns=list(COLUMNS) + ["_score"],
-                full_text_query=query,
-                filter=filter_sql(where),
-                prefilter=True,
-                limit=limit,
+                columns=list(COLUMNS) + ["_score"], full_text_query=query, limit=limit, **filtered
             ).to_pylist()
         for row, score in zip(found, table.column("_score").to_pylist(), strict=True):
             row["_score"] = score

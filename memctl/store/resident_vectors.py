@@ -180,22 +180,26 @@ class ResidentTable:
         with self._lock:
             self._current(dataset, columns)
             by_id = self._by_fragment_id
-        wanted: dict[int, list[tuple[int, int]]] = {}  # fragment id -> [(order, position)]
-        for order, address in enumerate(addresses):
-            fragment = by_id.get(int(address) >> _OFFSET_BITS)
+        wanted = np.asarray(addresses, dtype=np.uint64)
+        fragment_ids = (wanted >> np.uint64(_OFFSET_BITS)).astype(np.int64)
+        offsets = wanted & np.uint64(_OFFSET_MASK)
+        found: list[Row | None] = [None] * len(addresses)
+        for fragment_id in dict.fromkeys(fragment_ids.tolist()):
+            fragment = by_id.get(fragment_id)
             if fragment is None:
                 return None
-            offset = int(address) & _OFFSET_MASK
-            position = int(np.searchsorted(fragment.offsets, offset))
-            if position >= len(fragment.offsets) or fragment.offsets[position] != offset:
+            orders = np.flatnonzero(fragment_ids == fragment_id)
+            positions = np.searchsorted(
+                fragment.offsets, offsets[orders].astype(fragment.offsets.dtype)
+            )
+            if (positions >= len(fragment.offsets)).any():
                 return None
-            if fragment.alive is not None and not fragment.alive[position]:
+            if (fragment.offsets[positions] != offsets[orders]).any():
                 return None
-            wanted.setdefault(int(address) >> _OFFSET_BITS, []).append((order, position))
-        found: list[Row | None] = [None] * len(addresses)
-        for fragment_id, places in wanted.items():
-            rows = by_id[fragment_id].rows.take(pa.array([p for _, p in places])).to_pylist()
-            for (order, _), row in zip(places, rows, strict=True):
+            if fragment.alive is not None and not fragment.alive[positions].all():
+                return None
+            rows = fragment.rows.take(pa.array(positions)).to_pylist()
+            for order, row in zip(orders.tolist(), rows, strict=True):
                 found[order] = row
         return found  # type: ignore[return-value]
 

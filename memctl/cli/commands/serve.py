@@ -29,7 +29,8 @@ def register(app: typer.Typer) -> None:
         from memctl.cli.resident import ResidentCommands
         from memctl.server.daemon import serve
 
-        code = serve(current_store(ctx), ResidentCommands(), idle_minutes=idle_minutes)
+        store = current_store(ctx)
+        code = serve(store, ResidentCommands(store), idle_minutes=idle_minutes)
         # Why: the server has shut down cleanly; tearing down the interpreter (lance's and ONNX
         # Runtime's native pools) only keeps a process around that its successor waits for.
         import os

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 
-from memctl.config import EmbeddingSettings, RecallSettings, Store
+from memctl.config import RecallSettings, Store
 from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import UsageError
 from memctl.core.evidence import (
@@ -53,6 +52,7 @@ from memctl.service.retrieval.hits import (
 )
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
+from memctl.service.retrieval.query_vectors import start_query_embedding
 from memctl.service.retrieval.second_hop import covering_order, follow_bridges
 from memctl.service.retrieval.timing import (
     add_time_bonus,
@@ -189,10 +189,6 @@ def _search(
         if mode in ("hybrid", "bm25")
         else None
     )
-    vector = None
-    if query_vector is not None and mode in ("hybrid", "vector"):
-        vector = query_vector.result()
-    vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
     identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
     window = (
         query_window(query, options.as_of, lambda anchor: _anchor_date(store, anchor))
@@ -202,6 +198,11 @@ def _search(
     # Why: the words that name a time are answered by the date, not by the memory's words.
     weights = term_weights(query_terms(without_phrase(query, window)), zipf)
     store_size = sum(index.count() for index in indexes)
+    # Why this late: what needs no query vector is done while the model embeds the query.
+    vector = None
+    if query_vector is not None and mode in ("hybrid", "vector"):
+        vector = query_vector.result()
+    vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
 
     chunk_scores, top_single = _fuse(
         settings, vector_rows, text_rows, chunk_rows, weights, store_size
@@ -436,27 +437,3 @@ def _search_vector(
 def _search_text(indexes: list[Index], query: str, limit: int, where: MemoryFilter) -> list[Row]:
     found = [row for index in indexes for row in index.search_text(query, limit, where)]
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
-
-
-def start_query_embedding(query: str, settings: EmbeddingSettings | None = None) -> Future:
-    """Embed the query in a thread, so loading the model overlaps other start-up work."""
-
-    def run():
-        from memctl.integrations.query_embedder import get_query_embedder
-
-        return get_query_embedder(settings).embed_query(query)
-
-    # Why: numpy imported by two threads at once (this one via onnxruntime, the caller via lance)
-    # can fail with "cannot load module more than once"; importing it here first rules that out.
-    import numpy  # noqa: F401
-
-    future: Future = Future()
-
-    def target():
-        try:
-            future.set_result(run())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller by .result()
-            future.set_exception(exc)
-
-    threading.Thread(target=target, daemon=True).start()
-    return future
