@@ -15,7 +15,15 @@ from typing import Any
 from memctl.config import Store
 from memctl.core.chunking import split_chunks
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.evidence import DEFAULT_SCALE, CosineScale, coverage, relevance, text_stems
+from memctl.core.evidence import (
+    DEFAULT_SCALE,
+    CosineScale,
+    coverage,
+    matched_terms,
+    part_coverage,
+    relevance,
+    text_stems,
+)
 from memctl.core.memory import Memory
 from memctl.core.text_tokens import non_latin_share
 from memctl.service.retrieval.indexing import sequence_of
@@ -112,6 +120,7 @@ def select_hits(
     head = ranked[: max(k * EVIDENCE_DEPTH, 20)]
     cosines = _cosines(indexes, head, evidence)
     hits: list[Hit] = []
+    shown: set[str] = set()  # the query words the hits kept so far hold
     for memory_id in head:
         if len(hits) >= k:
             break
@@ -119,11 +128,12 @@ def select_hits(
         hit = to_hit(store, row, scores[memory_id], sources.get(memory_id, set()))
         if hit is None:
             continue
+        stems = text_stems(row["text"])
         hit.cosine = cosines.get(memory_id)
-        hit.coverage = coverage(evidence.weights, text_stems(row["text"]))
+        hit.coverage = coverage(evidence.weights, stems)
         hit.relevance = relevance(
             hit.cosine,
-            hit.coverage,
+            part_coverage(evidence.weights, stems, shown),
             memory_id in evidence.identifier_ids,
             evidence.scale,
             cross_script=mostly_cjk(row["text"]) != evidence.query_cjk,
@@ -134,6 +144,7 @@ def select_hits(
         if hit.superseded_by and not include_superseded:
             continue
         hits.append(hit)
+        shown.update(matched_terms(evidence.weights, stems))
     # Why: a superseded memory may match the query better (it is the older wording), but what
     # is true now comes first.
     return sorted(hits, key=lambda hit: hit.superseded_by is not None)
