@@ -2,11 +2,14 @@
 
 python -m benchmarks.locomo PATH/locomo10.json [--quick] [--json OUT] [--k 5 10]
                             [--conversations N] [--workdir DIR] [--details OUT.jsonl]
-                            [--one-speaker]
+                            [--one-speaker] [--two-part]
 
 `--one-speaker` keeps only the first speaker's turns as memories (the way a user's own side of
 long chat histories is stored) and only the questions all of whose evidence that speaker said:
 neighbours in a session are then the same person's other turns, not the reply to a question.
+`--two-part` asks consecutive pairs of one-fact questions (one evidence turn each, in different
+sessions) as one query, scored on both turns: the shape of a question whose answer is spread
+over sessions. It combines with `--one-speaker`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.locomo_data import Conversation, load_conversations
+from benchmarks.locomo_data import Conversation, load_conversations, two_part
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
 from memctl.config import with_overrides
@@ -291,6 +294,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="only the first speaker's turns as memories, only questions on what they said",
     )
+    parser.add_argument(
+        "--two-part",
+        action="store_true",
+        help="ask pairs of one-fact questions from different sessions as one query",
+    )
     parser.add_argument("--conversations", type=int, default=None, help="first N conversations")
     parser.add_argument(
         "--k", type=int, nargs="+", default=[5, 10], help="cut-offs to score (default 5 10)"
@@ -334,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     selected = conversations[:limit] if limit else conversations
     if args.one_speaker:
         selected = [one_speaker(conv) for conv in selected]
+    if args.two_part:
+        selected = [two_part(conv) for conv in selected]
     cleaning_all: Counter = sum((conv.cleaning for conv in conversations), Counter())
     cleaning: Counter = sum((conv.cleaning for conv in selected), Counter())
     questions_total = sum(conv.questions_total for conv in selected)

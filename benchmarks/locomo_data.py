@@ -115,3 +115,43 @@ def load_conversations(path: Path) -> list[Conversation]:
             f"{path}: expected a JSON list of LoCoMo samples, found {type(data).__name__}"
         )
     return [read_conversation(sample) for sample in data]
+
+
+# The categories whose questions ask about one fact; two of them make one two-part question.
+ONE_FACT_CATEGORIES = ("single-hop", "temporal")
+
+
+def session_of(dia_id: str) -> str:
+    """'D3:12' -> 'D3'."""
+    return dia_id.split(":", 1)[0]
+
+
+def two_part(conv: Conversation) -> Conversation:
+    """The conversation with two-part questions only: consecutive pairs of its one-fact questions
+    (one evidence turn each, in different sessions), asked as one query ("When did A ...? What
+    did B ...?") whose evidence is both turns.
+
+    Why: a question whose answer is spread over sessions ("which did I do first", "how many
+    times") needs every part in the top k; LoCoMo's own multi-hop questions are few and mostly
+    inferences. Pairs are taken in the data's order, so the set is the same on every run.
+    """
+    singles = [
+        q for q in conv.questions if q.category in ONE_FACT_CATEGORIES and len(q.evidence) == 1
+    ]
+    questions = [
+        Question(
+            f"{first.text.strip()} {second.text.strip()}",
+            "two-part",
+            (first.evidence[0], second.evidence[0]),
+        )
+        for first, second in zip(singles[0::2], singles[1::2], strict=False)
+        if session_of(first.evidence[0]) != session_of(second.evidence[0])
+    ]
+    return Conversation(
+        sample_id=conv.sample_id,
+        speakers=conv.speakers,
+        turns=conv.turns,
+        questions=questions,
+        cleaning=conv.cleaning,
+        questions_total=len(questions),
+    )

@@ -105,7 +105,7 @@ class RecallSettings:
     second_hop: float = setting(0.15, at_least=0, at_most=1)
     # Set cover: after the best hit, a memory holding query words the hits above it lack ranks
     # as if its score were 1 + this x their weighted share higher. 0 keeps the score order.
-    cover_gain: float = setting(1.0, at_least=0)
+    cover_gain: float = setting(3.0, at_least=0)
     # Bounded additive bonus for fresh memories: a share (at most 0.5) of one retriever's
     # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
     recency_bonus: float = setting(0.0, at_least=0, at_most=0.5)

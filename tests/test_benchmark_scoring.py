@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchmarks.locomo_data import parse_session_time, read_conversation
+from benchmarks.locomo_data import parse_session_time, read_conversation, two_part
 from benchmarks.scoring import (
     aggregate,
     clean_evidence,
@@ -211,6 +211,22 @@ def test_tiny_conversation_cleaning_and_skips_are_counted():
         "questions_no_evidence_skipped": 1,
         "questions_all_evidence_dropped_skipped": 1,
     }
+
+
+def test_two_part_pairs_one_fact_questions_from_different_sessions():
+    conv = read_conversation(tiny_sample())
+    paired = two_part(conv)
+    # One-fact questions in order: pet (D1:1), tomatoes (D2:2), grow (D1:2, left without a partner).
+    assert [(q.text, q.category, q.evidence) for q in paired.questions] == [
+        ("What pet does Ana have? When did Ben's tomatoes win?", "two-part", ("D1:1", "D2:2"))
+    ]
+    assert paired.turns == conv.turns and paired.sample_id == conv.sample_id
+
+
+def test_two_part_skips_a_pair_within_one_session():
+    sample = tiny_sample()
+    sample["qa"][2]["evidence"] = ["D1:2"]  # the tomato question now points into session 1 too
+    assert two_part(read_conversation(sample)).questions == []
 
 
 def test_tiny_conversation_scores_known_rankings():

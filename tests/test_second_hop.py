@@ -81,6 +81,25 @@ def test_cover_order_keeps_the_best_and_then_prefers_the_missing_part_of_the_que
     assert same == ["pg1", "pg2", "redis"]
 
 
+def test_default_cover_puts_the_other_part_of_a_two_part_question_above_the_hits_neighbours():
+    # "when did I move to Lisbon, and what did I name the puppy": the best hit answers the first
+    # part, its session neighbours were lifted to just below it, the second part's answer scores
+    # well under them on its own. With the default gain it is shown second, not after the run.
+    query = "when did I move to Lisbon and what did I name the puppy"
+    texts = {
+        "move": "We finally moved to Lisbon in March, the flat is near the river",
+        "before": "Packing boxes took the whole weekend",
+        "after": "The flat still smells of fresh paint",
+        "puppy": "We named the puppy Biscuit after her colour",
+    }
+    scores = {"move": 3.0, "before": 2.99, "after": 2.98, "puppy": 1.4}
+    ranked = ["move", "before", "after", "puppy"]
+    gain = RecallSettings().cover_gain
+    assert cover_order(ranked, scores, texts, weights_of(query), gain, 10)[:2] == ["move", "puppy"]
+    # The session-7 gain (1.0) left it behind the neighbours.
+    assert cover_order(ranked, scores, texts, weights_of(query), 1.0, 10)[-1] == "puppy"
+
+
 def test_recall_follows_the_best_hits_bridge_to_the_memory_it_points_to(store, fake_embedder):
     service.add_memory(store, EXPORT, sync=False)
     target = service.add_memory(store, ZEPHYR, sync=False).memory.id

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from memctl.core.evidence import cosine_scale, relevance
+from memctl.core.evidence import cosine_scale, coverage, part_coverage, relevance, text_stems
 from memctl.core.text import clip, parse_utc_timestamp, utc_timestamp
 
 
@@ -40,3 +40,17 @@ def test_relevance_reads_a_cosine_on_its_models_own_scale():
     assert cosine_scale("some-future-model") == minilm
     # across scripts USE's unrelated pairs sit lower: the same cosine is more evidence there
     assert relevance(0.25, 0.0, scale=use, cross_script=True) > relevance(0.25, 0.0, scale=use)
+
+
+def test_a_hit_answering_the_other_part_of_a_question_counts_the_shown_parts_words():
+    weights = {"lisbon": 3.0, "move": 3.0, "puppy": 3.0, "name": 1.0}
+    puppy = text_stems("We named the puppy Biscuit")
+    stray = text_stems("The name of the wifi network")
+    alone = coverage(weights, puppy)
+    assert alone == 0.4 and relevance(None, alone) < 0.25  # its part alone: under the floor
+    # Shown first: the hit on the move to Lisbon. The puppy memory adds the other half.
+    with_part = part_coverage(weights, puppy, {"lisbon", "move"})
+    assert with_part == 1.0 and relevance(None, with_part) == 1.0
+    # A crumb of the query (one common word) gains nothing, nor does anything before a hit.
+    assert part_coverage(weights, stray, {"lisbon", "move"}) == coverage(weights, stray)
+    assert part_coverage(weights, puppy, set()) == alone

@@ -152,6 +152,28 @@ def coverage_with_time(cover: float) -> float:
     return (1.0 + cover) / 2
 
 
+def part_coverage(
+    weights: Mapping[str, float], stems: AbstractSet[str], shown: AbstractSet[str]
+) -> float:
+    """The words a hit has as evidence when hits already shown hold other words of the query.
+
+    A question in several parts ("when did I move, and what did I name the puppy") is answered
+    by several memories, each holding its part's words: alone, each holds too little of the
+    query to pass the floor. A memory that adds more than a crumb (LEXICAL_NONE) of the query's
+    weight to what the shown hits (`shown`: their matched query words) hold counts as holding
+    their words and its own; one that adds less counts as holding only its own (coverage()).
+    """
+    total = sum(weights.values())
+    own = coverage(weights, stems)
+    if total <= 0 or not shown:
+        return own
+    held = set(matched_terms(weights, stems))
+    added = sum(weights[term] for term in held - shown) / total
+    if added <= LEXICAL_NONE:
+        return own
+    return sum(weights[term] for term in held | (shown & set(weights))) / total
+
+
 def weighted_match(weights: Mapping[str, float], text: str, average_length: float) -> float:
     """BM25 with the prior weights as IDF: saturating term counts, longer texts discounted."""
     counts = stem_counts(text)

@@ -20,6 +20,8 @@ from memctl.core.evidence import (
     CosineScale,
     coverage,
     coverage_with_time,
+    matched_terms,
+    part_coverage,
     relevance,
     text_stems,
 )
@@ -122,6 +124,7 @@ def select_hits(
     head = ranked[: max(k * EVIDENCE_DEPTH, 20)]
     cosines = _cosines(indexes, head, evidence)
     hits: list[Hit] = []
+    shown: set[str] = set()  # the query words the hits kept so far hold
     for memory_id in head:
         if len(hits) >= k:
             break
@@ -129,13 +132,15 @@ def select_hits(
         hit = to_hit(store, row, scores[memory_id], sources.get(memory_id, set()))
         if hit is None:
             continue
+        stems = text_stems(row["text"])
         hit.cosine = cosines.get(memory_id)
-        hit.coverage = coverage(evidence.weights, text_stems(row["text"]))
+        hit.coverage = coverage(evidence.weights, stems)
+        words = part_coverage(evidence.weights, stems, shown)
         if evidence.window != (None, None) and in_window(row.get("created"), *evidence.window):
-            hit.coverage = coverage_with_time(hit.coverage)
+            words = coverage_with_time(words)
         hit.relevance = relevance(
             hit.cosine,
-            hit.coverage,
+            words,
             memory_id in evidence.identifier_ids,
             evidence.scale,
             cross_script=mostly_cjk(row["text"]) != evidence.query_cjk,
@@ -146,6 +151,7 @@ def select_hits(
         if hit.superseded_by and not include_superseded:
             continue
         hits.append(hit)
+        shown.update(matched_terms(evidence.weights, stems))
     # Why: a superseded memory may match the query better (it is the older wording), but what
     # is true now comes first.
     return sorted(hits, key=lambda hit: hit.superseded_by is not None)
