@@ -181,6 +181,25 @@ def _stdout_console() -> Console:
     return out if out.is_terminal else Console(width=110)
 
 
+def add_section_rows(table: Table, sections: list, names: list[str]) -> None:
+    """One row per mode of each (label, {mode: figures}, count) section, the best in bold."""
+    for index, (label, modes, count) in enumerate(sections):
+        best = {name: max(modes[m][name] for m in modes) for name in names}
+        shown = [m for m in MODES if m in modes]
+        for position, mode in enumerate(shown):
+            cells = []
+            for name in names:
+                text = f"{modes[mode][name]:.3f}"
+                cells.append(f"[bold]{text}[/bold]" if modes[mode][name] == best[name] else text)
+            table.add_row(
+                label if position == 0 else "",
+                str(count) if position == 0 else "",
+                mode,
+                *cells,
+                end_section=position == len(shown) - 1 and index < len(sections) - 1,
+            )
+
+
 def render(result: dict, ks: list[int]) -> None:
     out = _stdout_console()
     names = metric_names(ks)
@@ -198,21 +217,7 @@ def render(result: dict, ks: list[int]) -> None:
     sections += [
         (cat, modes, result["counts"][cat]) for cat, modes in result["by_category"].items()
     ]
-    for index, (label, modes, count) in enumerate(sections):
-        best = {name: max(modes[m][name] for m in modes) for name in names}
-        for position, mode in enumerate(m for m in MODES if m in modes):
-            cells = []
-            for name in names:
-                value = modes[mode][name]
-                text = f"{value:.3f}"
-                cells.append(f"[bold]{text}[/bold]" if value == best[name] else text)
-            table.add_row(
-                label if position == 0 else "",
-                str(count) if position == 0 else "",
-                mode,
-                *cells,
-                end_section=position == len(modes) - 1 and index < len(sections) - 1,
-            )
+    add_section_rows(table, sections, names)
     out.print(table)
 
     cleaning = Table(title="Evidence cleaning", show_header=True)

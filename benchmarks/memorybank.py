@@ -30,6 +30,7 @@ from benchmarks.locomo import (
     _dia_id,
     _stdout_console,
     add_override_option,
+    add_section_rows,
     console,
     prepare_store,
     read_overrides,
@@ -197,23 +198,7 @@ def render(result: dict) -> None:
             table.add_column(name.replace("recall_", ""), justify="right", no_wrap=True)
         sections = [("overall", data["overall"], data["questions"])]
         sections += [(kind, modes, data["counts"][kind]) for kind, modes in data["by_kind"].items()]
-        for index, (label, modes, count) in enumerate(sections):
-            best = {name: max(modes[m][name] for m in modes) for name in names}
-            shown = [m for m in MODES if m in modes]
-            for position, mode in enumerate(shown):
-                cells = []
-                for name in names:
-                    text = f"{modes[mode][name]:.3f}"
-                    cells.append(
-                        f"[bold]{text}[/bold]" if modes[mode][name] == best[name] else text
-                    )
-                table.add_row(
-                    label if position == 0 else "",
-                    str(count) if position == 0 else "",
-                    mode,
-                    *cells,
-                    end_section=position == len(shown) - 1 and index < len(sections) - 1,
-                )
+        add_section_rows(table, sections, names)
         out.print(table)
         if data["recall_errors"]:
             out.print(f"[yellow]{len(data['recall_errors'])} recalls raised (scored as misses):")
