@@ -77,3 +77,15 @@ def test_weekdays_weekends_and_rough_days(query, first, days):
 @pytest.mark.parametrize("query", ["what is the Monday standup about", "周一的例会讲什么"])
 def test_a_bare_weekday_names_a_habit_not_a_day(query):
     assert parse_window(query, WEDNESDAY) is None
+
+
+def test_a_window_that_tells_no_candidate_apart_is_set_aside():
+    """ "last weekend" in a store of last year's chats, or a window holding every candidate,
+    would only take its words out of the query: recall keeps the words instead."""
+    from memctl.service.retrieval.timing import telling_window
+
+    window = parse_window("what did I do last weekend", WEDNESDAY)
+    inside, outside = {"created": "2023-05-06T10:00:00Z"}, {"created": "2022-01-01T10:00:00Z"}
+    assert telling_window(window, [inside, outside]) == window
+    assert telling_window(window, [outside, outside]) is None
+    assert telling_window(window, [inside, inside]) is None

@@ -60,6 +60,7 @@ from memctl.service.retrieval.timing import (
     in_window,
     iso,
     query_window,
+    telling_window,
     without_phrase,
 )
 from memctl.store.access import record_access
@@ -195,14 +196,15 @@ def _search(
         if mode == "hybrid"
         else None
     )
-    # Why: the words that name a time are answered by the date, not by the memory's words.
-    weights = term_weights(query_terms(without_phrase(query, window)), zipf)
     store_size = sum(index.count() for index in indexes)
     # Why this late: what needs no query vector is done while the model embeds the query.
     vector = None
     if query_vector is not None and mode in ("hybrid", "vector"):
         vector = query_vector.result()
     vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
+    window = telling_window(window, [*(text_rows or ()), *(vector_rows or ())])
+    # Why: the words that name a time are answered by the date, not by the memory's words.
+    weights = term_weights(query_terms(without_phrase(query, window)), zipf)
 
     chunk_scores, top_single = _fuse(
         settings, vector_rows, text_rows, chunk_rows, weights, store_size

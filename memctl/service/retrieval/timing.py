@@ -54,6 +54,19 @@ def query_window(query: str, as_of, anchor_date: Callable[[str], datetime | None
     return around(moment, window.side or "before") if moment else None
 
 
+def telling_window(window: Window | None, candidates: list[dict]) -> Window | None:
+    """The window, if it tells the candidates apart: some are dated inside it and some not.
+
+    A time the store does not use ("last weekend" in a store of last year's chats) or one that
+    holds every candidate would only take its words out of the query ("weekend" may be the
+    best word it has) and give every memory, or none, the date's credit.
+    """
+    if window is None or (window.since is None and window.until is None):
+        return window
+    inside = sum(in_window(row.get("created"), window.since, window.until) for row in candidates)
+    return window if 0 < inside < len(candidates) else None
+
+
 def add_time_bonus(scores: dict, rows: dict, window: Window | None, bonus: float) -> None:
     """Memories dated inside the window gain `bonus` (a share of one retriever's top score)."""
     if window is None or bonus <= 0 or (window.since is None and window.until is None):
