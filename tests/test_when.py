@@ -89,3 +89,8 @@ def test_a_window_that_tells_no_candidate_apart_is_set_aside():
     assert telling_window(window, [inside, outside]) == window
     assert telling_window(window, [outside, outside]) is None
     assert telling_window(window, [inside, inside]) is None
+
+
+@pytest.mark.parametrize("query", ["what happened 99999 years ago", "due 9999-12-31", "0月0日"])
+def test_a_time_past_the_calendar_is_no_window_and_no_crash(query):
+    assert parse_window(query, WEDNESDAY) is None

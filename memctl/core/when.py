@@ -95,7 +95,10 @@ def parse_window(query: str, as_of: datetime) -> Window | None:
     today = _day(as_of)
     finders = (_relative_days, _weekends, _weekdays, _named_periods, _ago, _dates, _months)
     for finder in (*finders, _years, _event):
-        found = finder(text, as_of, today)
+        try:
+            found = finder(text, as_of, today)
+        except (OverflowError, ValueError):  # "99999 years ago", 9999-12-31: past the calendar
+            continue
         if found is not None:
             return found
     return None
