@@ -18,7 +18,6 @@ from memctl.core.errors import InvalidMemoryFile
 from memctl.core.evidence import (
     DEFAULT_SCALE,
     CosineScale,
-    coverage,
     coverage_with_time,
     matched_terms,
     part_coverage,
@@ -27,8 +26,9 @@ from memctl.core.evidence import (
 )
 from memctl.core.memory import Memory
 from memctl.core.text_tokens import non_latin_share
+from memctl.core.when import Window
 from memctl.service.retrieval.indexing import sequence_of
-from memctl.service.retrieval.timing import in_window
+from memctl.service.retrieval.timing import dated_inside
 from memctl.store.files import max_file_bytes
 from memctl.store.parsed_memories import read_memory_kept
 
@@ -104,8 +104,8 @@ class Evidence:
     identifier_ids: set[str]
     scale: CosineScale = DEFAULT_SCALE  # how the store's embedding model's cosines read
     query_cjk: bool = False  # the query is mostly in a CJK script
-    # The dates the query names ("on May 2nd"): a memory of that time holds that part of it.
-    window: tuple[Any, Any] = (None, None)
+    # The time the query names ("on May 2nd"): a memory of that time holds that part of it.
+    window: Window | None = None
 
 
 def select_hits(
@@ -134,13 +134,12 @@ def select_hits(
             continue
         stems = text_stems(row["text"])
         hit.cosine = cosines.get(memory_id)
-        hit.coverage = coverage(evidence.weights, stems)
-        words = part_coverage(evidence.weights, stems, shown)
-        if evidence.window != (None, None) and in_window(row.get("created"), *evidence.window):
-            words = coverage_with_time(words)
+        hit.coverage = part_coverage(evidence.weights, stems, shown)
+        if dated_inside(row, evidence.window):
+            hit.coverage = coverage_with_time(hit.coverage)
         hit.relevance = relevance(
             hit.cosine,
-            words,
+            hit.coverage,
             memory_id in evidence.identifier_ids,
             evidence.scale,
             cross_script=mostly_cjk(row["text"]) != evidence.query_cjk,

@@ -243,7 +243,7 @@ def _search(
         {row["id"] for row in identifier_rows},
         cosine_scale(index_model(store).id),
         mostly_cjk(query),
-        (window.since, window.until) if window is not None else (None, None),
+        window,
     )
     hits = select_hits(
         store,

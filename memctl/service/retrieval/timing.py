@@ -54,6 +54,13 @@ def query_window(query: str, as_of, anchor_date: Callable[[str], datetime | None
     return around(moment, window.side or "before") if moment else None
 
 
+def dated_inside(row: dict, window: Window | None) -> bool:
+    """Is the memory of this index row dated inside the window (one with at least one bound)?"""
+    if window is None or (window.since is None and window.until is None):
+        return False
+    return in_window(row.get("created"), window.since, window.until)
+
+
 def telling_window(window: Window | None, candidates: list[dict]) -> Window | None:
     """The window, if it tells the candidates apart: some are dated inside it and some not.
 
@@ -63,17 +70,16 @@ def telling_window(window: Window | None, candidates: list[dict]) -> Window | No
     """
     if window is None or (window.since is None and window.until is None):
         return window
-    inside = sum(in_window(row.get("created"), window.since, window.until) for row in candidates)
+    inside = sum(dated_inside(row, window) for row in candidates)
     return window if 0 < inside < len(candidates) else None
 
 
 def add_time_bonus(scores: dict, rows: dict, window: Window | None, bonus: float) -> None:
     """Memories dated inside the window gain `bonus` (a share of one retriever's top score)."""
-    if window is None or bonus <= 0 or (window.since is None and window.until is None):
+    if bonus <= 0:
         return
     for memory_id in scores:
-        row = rows.get(memory_id) or {}
-        if in_window(row.get("created"), window.since, window.until):
+        if dated_inside(rows.get(memory_id) or {}, window):
             scores[memory_id] += bonus
 
 
