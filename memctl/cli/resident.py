@@ -132,16 +132,22 @@ def _as_client(
         output.fit_consoles(None, None)
 
 
-# recall's options that take a value (the first other word is its QUERY).
-RECALL_VALUE_OPTIONS = frozenset(
-    {"-k", "--limit", "--type", "-t", "--tag", "--agent", "--mode", "--format", "-f"}
-    | {"--min-relevance", "--since", "--until", "--as-of"}
-)
+def value_options(command: Any) -> frozenset[str]:
+    """The names of a click command's options that take a value."""
+    return frozenset(
+        name
+        for param in command.params
+        if getattr(param, "is_flag", True) is False
+        for name in (*param.opts, *param.secondary_opts)
+    )
 
 
-def query_to_embed(request: dict[str, Any], stdin: bytes) -> str | None:
+def query_to_embed(
+    request: dict[str, Any], stdin: bytes, recall_value_options: frozenset[str]
+) -> str | None:
     """The text the command will embed as its query, when it is plain from the request: the
-    QUERY of `recall` or the prompt of the prompt hook. A wrong guess only wastes an embedding."""
+    QUERY of `recall` (the first word that is neither an option nor an option's value) or the
+    prompt of the prompt hook. A wrong guess only wastes an embedding."""
     command = CommandLine(list(request.get("argv") or []))
     if command.name == "recall":
         rest = command.rest
@@ -152,7 +158,7 @@ def query_to_embed(request: dict[str, Any], stdin: bytes) -> str | None:
                 return None
             if arg.startswith("-") and len(arg) > 1:
                 continue
-            if position and rest[position - 1] in RECALL_VALUE_OPTIONS:
+            if position and rest[position - 1] in recall_value_options:
                 continue
             return arg
         return None
@@ -173,6 +179,7 @@ class ResidentCommands:
         self._pending: list[tuple[dict[str, Any], list[after_reply.Work]]] = []
         self._store = store
         self._embedding: EmbeddingSettings | None = None
+        self._recall_value_options: frozenset[str] = frozenset()
 
     def prepare(self) -> None:
         import typer
@@ -180,6 +187,7 @@ class ResidentCommands:
         from memctl.cli.app import build_app
 
         self._command = typer.main.get_command(build_app())
+        self._recall_value_options = value_options(self._command.commands["recall"])
         for name in WARM_MODULES:
             importlib.import_module(name)
         if self._store is not None:
@@ -205,7 +213,7 @@ class ResidentCommands:
         if self._embedding is None:
             return
         with contextlib.suppress(Exception):
-            query = query_to_embed(request, stdin)
+            query = query_to_embed(request, stdin, self._recall_value_options)
             if query and query.strip():
                 query_vectors.prefetch_query_embedding(query, self._embedding)
 
