@@ -95,7 +95,7 @@ def command_name(args: list[str]) -> str | None:
 # Commands on the hot path of agent hooks. Once their output is out, the process ends at once:
 # the interpreter's teardown (lance's and onnxruntime's native runtimes, thousands of module
 # objects) costs a fresh `memctl recall` 0.2-0.3 s and does nothing a finished read needs.
-QUICK_EXIT_COMMANDS = frozenset({"recall", "context", "hook"})
+QUICK_EXIT_COMMANDS = frozenset({"recall", "context", "hook", "add"})
 
 
 # Commands the resident server may answer (memctl.server.client decides the details).
