@@ -194,7 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         store = build_store(workdir / "fernway")
         if args.overrides:
+            from memctl import service
+
             store = with_overrides(store, args.overrides)
+            service.sync_index(store)  # Why: an embedding.model override re-embeds the store
         evaluated = evaluate(store, args.modes, details)
     finally:
         if temp is not None:
