@@ -224,11 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     print("cold commands' own CPU (user + system), median ms")
     for kind in COLD:
         print(f"{kind:<16}{cold_cpu['before'][kind]:>10}{cold_cpu['after'][kind]:>10}")
-    print("server CPU from a request's start to its server's next one, mean ms (an add's index")
-    print("write after its reply falls partly in the next slot, --help's; 10 ms clock ticks)")
-    for kind in WARM:
-        if kind in cpu["before"] and kind in cpu["after"]:
-            print(f"{kind:<16}{cpu['before'][kind]:>10}{cpu['after'][kind]:>10}")
+    if not args.cold_only:
+        print("server CPU from a request's start to its server's next one, mean ms (an add's")
+        print("index write after its reply falls partly in the next slot, --help's; 10 ms ticks)")
+        for kind in WARM:
+            if kind in cpu["before"] and kind in cpu["after"]:
+                print(f"{kind:<16}{cpu['before'][kind]:>10}{cpu['after'][kind]:>10}")
     if args.json:
         raw = {v.label: v.samples for v in versions}
         args.json.write_text(
