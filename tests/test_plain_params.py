@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -44,11 +46,32 @@ def test_plain_values_are_what_typer_makes_of_them(annotation):
     assert taken  # the plain path is used at all
 
 
-def test_values_typer_refuses_are_still_refused(tmp_path, monkeypatch):
+@pytest.fixture
+def project(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MEMCTL_STORE", raising=False)
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
+    return tmp_path
+
+
+@pytest.mark.usefixtures("project", "fake_embedder")
+def test_the_cli_reads_plain_values_without_pydantic():
+    from typer import _coercion, core
+
+    assert core.build_runtime_param is not _coercion.build_runtime_param  # the plain step is in
     runner = CliRunner()
-    assert runner.invoke(app, ["init"]).exit_code == 0
+    args = ["add", "we ship on Thursdays", "--importance", "0.25", "--tag", "b", "--tag", "a"]
+    added = runner.invoke(app, [*args, "--title", "Ship day", "--json"])
+    assert added.exit_code == 0, added.output
+    shown = json.loads(
+        runner.invoke(app, ["show", json.loads(added.stdout)["id"], "--json"]).stdout
+    )
+    assert (shown["importance"], shown["tags"], shown["title"]) == (0.25, ["a", "b"], "Ship day")
+
+
+@pytest.mark.usefixtures("project")
+def test_values_typer_refuses_are_still_refused():
+    runner = CliRunner()
     for bad in (["--importance", "abc"], ["--importance", "1e400x"], ["--confidence", ""]):
         result = runner.invoke(app, ["add", "the build needs node 20", *bad])
         assert result.exit_code == 2, result.output
