@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from typer.testing import CliRunner
@@ -44,6 +45,16 @@ def test_plain_values_are_what_typer_makes_of_them(annotation):
         if isinstance(expected, float):
             assert repr(plain) == repr(expected)  # -0.0 stays -0.0
     assert taken  # the plain path is used at all
+
+
+def test_decimals_of_every_length_read_as_typer_reads_them():
+    rng = random.Random(9)
+    for _ in range(400):
+        whole = str(rng.randrange(10 ** rng.randint(1, 15)))
+        text = f"{rng.choice(['', '-'])}{whole}.{rng.randrange(10**15):0{rng.randint(1, 15)}d}"
+        plain = plain_value(float, text)
+        assert plain is not _UNSET
+        assert repr(plain) == repr(typers_answer(float, text)), text
 
 
 @pytest.fixture
