@@ -93,12 +93,15 @@ def install() -> None:
             return self.typer_param._coerce_value(value, param=param, ctx=ctx)
 
     def runtime_param(descriptor: Any) -> Any:
-        if not _is_plain(descriptor):
-            return build_runtime_param(descriptor)
-        return PlainRuntimeParam(
-            parameter_info=descriptor.parameter_info,
-            annotation=descriptor.annotation,
-            descriptor=descriptor,
-        )
+        try:
+            if _is_plain(descriptor):
+                return PlainRuntimeParam(
+                    parameter_info=descriptor.parameter_info,
+                    annotation=descriptor.annotation,
+                    descriptor=descriptor,
+                )
+        except (AttributeError, TypeError):
+            pass  # Why: a typer whose parameters look otherwise keeps its own way
+        return build_runtime_param(descriptor)
 
     core.build_runtime_param = runtime_param
