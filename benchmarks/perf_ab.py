@@ -6,6 +6,8 @@
 Requests alternate between the two versions one by one (cold ones first, server off; then one
 server per version), so a busy machine's swings fall on both sides alike. Medians; `--json` keeps
 every sample. The store is copied twice beside `--workdir`; it is never written to.
+`--cold-only` times only the cold commands, `--runs` of each, with each process's own CPU time
+(user + system), steadier than wall time while other work shares the machine.
 
 `--memctl EXE` times that `memctl` script instead of this interpreter's, for both versions (the
 checkouts still win through PYTHONPATH). A venv made for it runs no other project's start-up
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -44,6 +47,8 @@ class Version:
         self.label, self.code, self.root, self.cache = label, code, root, cache
         self.command = command or memctl_command()
         self.samples: dict[str, list[float]] = {kind: [] for kind in (*COLD, *WARM)}
+        # A cold command's own CPU (user + system, ms): on a busy machine steadier than its wall.
+        self.cold_cpu: dict[str, list[float]] = {kind: [] for kind in COLD}
         self.server: subprocess.Popen | None = None
         # Server CPU (ms) from the start of a request to the start of this version's next one:
         # the command, the work after its reply, and the file watch it set off (what outlasts
@@ -72,6 +77,7 @@ class Version:
     def time(self, kind: str, args: list[str], stdin: bytes = b"", server: bool = True) -> None:
         if server:
             self._note_server_cpu(kind)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
             [*self.command, *args],
@@ -84,6 +90,10 @@ class Version:
         if done.returncode != 0:
             raise RuntimeError(f"{self.label}: memctl {' '.join(args)}: {done.stderr[-400:]!r}")
         self.samples[kind].append((time.perf_counter() - started) * 1000)
+        if kind in self.cold_cpu:
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            used = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+            self.cold_cpu[kind].append(used * 1000)
 
     def start_server(self) -> None:
         from memctl.server.control import server_status
@@ -121,8 +131,8 @@ def alternate(versions: list[Version], round_number: int) -> list[Version]:
     return versions if round_number % 2 == 0 else list(reversed(versions))
 
 
-def measure(versions: list[Version], runs: int, seed: int) -> None:
-    cold_runs = max(5, runs // 3)
+def measure(versions: list[Version], runs: int, seed: int, cold_only: bool = False) -> None:
+    cold_runs = runs if cold_only else max(5, runs // 3)
     queries = generate_queries(runs * 3 + cold_runs + 3, seed + 5)
     notes = [note.text for note in generate_notes(runs + cold_runs, seed + 9)]
     for n in range(cold_runs):
@@ -131,6 +141,8 @@ def measure(versions: list[Version], runs: int, seed: int) -> None:
                 "cold_recall_ms", ["recall", queries[3 * runs + n], "-k", "5"], server=False
             )
             version.time("cold_add_ms", ["add", notes[runs + n]], server=False)
+    if cold_only:
+        return
     for version in versions:
         version.start_server()
     try:
@@ -168,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("perf-ab"))
     parser.add_argument("--json", type=Path)
     parser.add_argument(
+        "--cold-only", action="store_true", help="only the cold figures, --runs of each"
+    )
+    parser.add_argument(
         "--memctl",
         type=Path,
         help="the memctl script to run (default: this interpreter's), e.g. a clean venv's",
@@ -187,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             Version(label, code.resolve(), project / ".memory", project / "cache", command)
         )
     load = [round(os.getloadavg()[0], 2)]
-    measure(versions, args.runs, args.seed)
+    measure(versions, args.runs, args.seed, args.cold_only)
     load.append(round(os.getloadavg()[0], 2))
     summary = {
         v.label: {k: round(statistics.median(s), 1) for k, s in v.samples.items() if s}
@@ -200,17 +215,33 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"{'figure':<16}{'before':>10}{'after':>10}")
     for kind in (*WARM, *COLD):
-        print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
-    print("server CPU from a request's start to its server's next one, mean ms (an add's index")
-    print("write after its reply falls partly in the next slot, --help's; 10 ms clock ticks)")
-    for kind in WARM:
-        if kind in cpu["before"] and kind in cpu["after"]:
-            print(f"{kind:<16}{cpu['before'][kind]:>10}{cpu['after'][kind]:>10}")
+        if kind in summary["before"] and kind in summary["after"]:
+            print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
+    cold_cpu = {
+        v.label: {k: round(statistics.median(s), 1) for k, s in v.cold_cpu.items() if s}
+        for v in versions
+    }
+    print("cold commands' own CPU (user + system), median ms")
+    for kind in COLD:
+        print(f"{kind:<16}{cold_cpu['before'][kind]:>10}{cold_cpu['after'][kind]:>10}")
+    if not args.cold_only:
+        print("server CPU from a request's start to its server's next one, mean ms (an add's")
+        print("index write after its reply falls partly in the next slot, --help's; 10 ms ticks)")
+        for kind in WARM:
+            if kind in cpu["before"] and kind in cpu["after"]:
+                print(f"{kind:<16}{cpu['before'][kind]:>10}{cpu['after'][kind]:>10}")
     if args.json:
         raw = {v.label: v.samples for v in versions}
         args.json.write_text(
             json.dumps(
-                {"medians": summary, "server_cpu_ms": cpu, "load": load, "samples": raw}, indent=1
+                {
+                    "medians": summary,
+                    "cold_cpu_ms": cold_cpu,
+                    "server_cpu_ms": cpu,
+                    "load": load,
+                    "samples": raw,
+                },
+                indent=1,
             )
         )
     return 0

@@ -265,10 +265,11 @@ def test_import_deduplicates_within_the_batch_and_against_the_index(store, tmp_p
 
 @pytest.mark.model
 def test_a_cold_add_does_not_import_lancedb(store):
+    # Why atexit: `add` ends its process without the interpreter's teardown (cli.app's quick
+    # exit), after running the atexit handlers.
     code = (
         "import atexit, sys\n"
         "from memctl.cli.app import main\n"
-        # Why atexit: add ends its process at once when done (cli.app._quick_exit runs these)
         "atexit.register(lambda: print([m for m in ('lancedb', 'fastembed') if m in sys.modules]))\n"
         f"sys.argv = ['memctl', '--store', {str(store.root)!r}, 'add',\n"
         "            'The cache warmer job runs every ten minutes in staging']\n"

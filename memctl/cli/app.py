@@ -62,7 +62,10 @@ def build_app(modules: list[str] | None = None) -> typer.Typer:
 
     import typer
 
+    from memctl.cli import plain_params
     from memctl.cli.state import main_options
+
+    plain_params.install()
 
     app = typer.Typer(
         name="memctl",

@@ -4,7 +4,7 @@ memories/ writes, reads and forgets memories; retrieval/ keeps the index and ans
 lifecycle/ moves memories through sessions, tasks, episodes, consolidation and decay.
 
 The names below load their module on first use, so `memctl recall` does not import the write
-path (redaction rules, merging) it never runs.
+path (redaction rules, merging) it never runs, nor `memctl add` the read path.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from memctl.service.retrieval.indexing import sync_index
-from memctl.service.retrieval.recall import Hit, recall
-
 _HOME = {
     "AddResult": "memories.add",
+    "Hit": "retrieval.recall",
     "add_memory": "memories.add",
     "get_memory": "memories.lookup",
     "init_store": "init",
     "list_memories": "memories.lookup",
+    "recall": "retrieval.recall",
+    "sync_index": "retrieval.indexing",
 }
 __all__ = [
     "AddResult",

@@ -53,7 +53,7 @@ def ranked_rows(table: pa.Table, query, limit: int) -> list[Row]:
     distances = cosine_distances(vectors.reshape(table.num_rows, -1), query)
     order = np.argsort(distances, kind="stable")[:limit]
     rows = table.drop_columns([c for c in (VECTOR, "_distance") if c in table.column_names])
-    found = rows.take(order).to_pylist()
+    found = rows.take(order.tolist()).to_pylist()  # Why a list: see index.float32_array
     for row, distance in zip(found, distances[order].tolist(), strict=True):
         row["_distance"] = distance
     return found
