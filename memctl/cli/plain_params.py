@@ -26,6 +26,8 @@ _DECIMAL = {
     float: re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?"),
 }
 _UNSET = object()
+# The typer releases whose private coercion step this was written and tested against.
+TESTED_TYPER = ("0.29.",)
 
 
 def plain_value(annotation: Any, value: Any) -> Any:
@@ -71,9 +73,14 @@ def _is_plain(descriptor: Any) -> bool:
 def install() -> None:
     """Route typer's coercion of plain values around pydantic (once; no-op on other typers)."""
     try:
+        import typer
         from typer import core
         from typer._coercion import RuntimeParam, build_runtime_param
     except ImportError:
+        return
+    # Why: private machinery; a typer release we have not tested keeps its own way (and its
+    # ~0.15 s), rather than risk a parse that fails in a user's shell.
+    if not typer.__version__.startswith(TESTED_TYPER):
         return
     if getattr(core, "build_runtime_param", None) is not build_runtime_param:
         return  # installed already, or a typer that no longer looks like this
