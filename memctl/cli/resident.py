@@ -28,6 +28,8 @@ from memctl.service import after_reply
 from memctl.service.memories import write_queue
 from memctl.service.retrieval import query_vectors
 
+# Commands that change no memory file before their first freshness check (see reads_first).
+READS_FIRST = frozenset({"recall", "context"})
 # Modules the hot commands import on first use; importing them at start-up keeps that cost off
 # the first request.
 WARM_MODULES = (
@@ -220,6 +222,19 @@ class ResidentCommands:
     def batchable(self, request: dict[str, Any]) -> bool:
         """May this command run in a burst with others (see run_burst)?"""
         return CommandLine(list(request.get("argv") or [])).name == "add"
+
+    def reads_first(self, request: dict[str, Any]) -> bool:
+        """recall and context write no memory file before their first sync (see
+        memctl.server.daemon.CommandRunner.reads_first), unless a forget killed midway is
+        there to finish first (cli.state.current_store)."""
+        if (
+            self._store is None
+            or CommandLine(list(request.get("argv") or [])).name not in READS_FIRST
+        ):
+            return False
+        from memctl.store.forget_journal import journal_path
+
+        return not journal_path(self._store.state_dir).is_file()
 
     def run_burst(
         self, requests: list[tuple[dict[str, Any], bytes]]
