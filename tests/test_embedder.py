@@ -39,9 +39,26 @@ def test_related_texts_are_closer_than_unrelated():
     assert a @ b > a @ c
 
 
+# Queries of every shape a user types: the server's query session must give their exact bits.
+QUERIES = [
+    *TEXTS,
+    "x",
+    "why did the nightly backup job fail last week?",
+    "who owns src/inventory/secret_index.py",
+    "TW-E4012",
+    "what did we decide about flask for backup",
+    "Datenbank Migration rückgängig machen",
+    "¿cómo desplegamos la versión nueva?",
+    "上周 我们 讨论 了 什么",
+    "def reconcile(manifest: dict) -> None: raise ValueError('bad')",
+    "a deadlock under concurrent writes " * 12,
+]
+
+
 def test_the_servers_one_thread_query_vectors_are_the_same_bits(monkeypatch):
-    """The resident server embeds queries on one ONNX thread; its answers must stay
-    byte-identical to the in-process ones, which use every thread."""
+    """The resident server embeds queries on one ONNX thread, its model's constants folded at
+    load; its answers must stay byte-identical to the in-process ones, which use every thread
+    and compute the constants on every run."""
     from memctl.config import EmbeddingSettings
     from memctl.integrations import query_embedder
     from memctl.integrations.embedder import concrete
@@ -51,5 +68,5 @@ def test_the_servers_one_thread_query_vectors_are_the_same_bits(monkeypatch):
     monkeypatch.setattr(query_embedder, "_one_thread", True)
     server = query_embedder.OnnxQueryEmbedder(settings)
     assert server._query_session is not server._session
-    for text in TEXTS:
+    for text in QUERIES:
         assert server.embed_query(text).tobytes() == everywhere.embed_query(text).tobytes(), text

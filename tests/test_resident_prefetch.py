@@ -7,7 +7,7 @@ import json
 import typer
 
 from memctl.cli.app import build_app
-from memctl.cli.resident import query_to_embed, value_options
+from memctl.cli.resident import query_to_embed, recall_limit, value_options
 
 
 def test_the_guess_skips_every_recall_option_value_and_takes_the_query():
@@ -19,8 +19,59 @@ def test_the_guess_skips_every_recall_option_value_and_takes_the_query():
     assert query_to_embed({"argv": ["recall", "--mode", "bm25", "q"]}, b"", options) is None
 
 
+def test_the_guess_of_recalls_limit_reads_each_spelling_of_k():
+    def limit(*argv: str) -> int | None:
+        return recall_limit({"argv": ["-s", "store", "recall", *argv]})
+
+    assert (limit("q", "-k", "3"), limit("-k7", "q"), limit("q", "--limit=9")) == (3, 7, 9)
+    assert limit("--limit", "4", "q") == 4
+    assert limit("q") is None and limit("q", "-k", "many") is None
+    assert limit("--", "-k", "3") is None  # after --, words of the query
+
+
 def test_the_prompt_hook_guess_is_its_prompt_and_bad_stdin_is_no_guess():
     argv = ["hook", "claude-code", "user-prompt-submit"]
     stdin = json.dumps({"prompt": "  fix the parser  "}).encode()
     assert query_to_embed({"argv": argv}, stdin, frozenset()) == "fix the parser"
     assert query_to_embed({"argv": argv}, b"not json", frozenset()) is None
+
+
+def test_a_prefetched_text_search_is_taken_only_for_the_same_search_on_the_same_version(
+    tmp_path, fake_embedder
+):
+    """The server starts a recall's full-text search as the request arrives, before the sync:
+    recall takes its rows only for the same text, limit and filter on the table version it
+    reads itself; a change the sync wrote makes recall search again."""
+    from memctl import service
+    from memctl.service.retrieval import text_prefetch
+    from memctl.service.retrieval.indexing import open_index
+    from memctl.service.retrieval.recall import build_filter
+
+    store = service.init_store(tmp_path / "project")
+    service.add_memory(store, "We deploy with make release, then promote the rollout")
+    service.add_memory(store, "Use pnpm, never npm, for the frontend packages")
+    where, query = build_filter(), "deploy release"
+
+    def prefetch_and_wait() -> None:
+        text_prefetch.prefetch_text_search(open_index(store), query, 10, where)
+        for future in text_prefetch._prefetched.values():  # the search has run before we go on
+            future.exception()
+
+    prefetch_and_wait()
+    index = open_index(store)
+    rows = text_prefetch.take_prefetched(index, query, 10, where)
+    assert rows == index.search_text(query, 10, where) and "make release" in rows[0]["text"]
+    assert text_prefetch.take_prefetched(index, query, 10, where) is None  # taken once
+
+    prefetch_and_wait()
+    assert text_prefetch.take_prefetched(open_index(store), query, 11, where) is None
+    assert text_prefetch.take_prefetched(open_index(store), "pnpm", 10, where) is None
+    text_prefetch.drop_prefetched()
+
+    prefetch_and_wait()
+    (store.root / "semantic" / "train.md").write_text("The deploy release train leaves Fridays\n")
+    service.sync_index(store)  # a new table version
+    assert text_prefetch.take_prefetched(open_index(store), query, 10, where) is None
+    hits = service.recall(store, "when does the deploy release train leave", k=1)
+    assert hits[0].title.startswith("The deploy release train")
+    text_prefetch.drop_prefetched()

@@ -62,6 +62,25 @@ def test_an_unchanged_store_is_vouched_for_and_a_change_is_seen_at_once(watched)
         assert hits[0].title.startswith("The okapi cache")
 
 
+def test_a_barrier_planted_as_a_read_starts_covers_the_changes_before_it(watched):
+    """The server plants a read's barrier as the command starts (daemon, reads_first): its
+    first freshness check waits for that one, and sees every change made before it."""
+    store, watch, scans, lock = watched
+    with lock:
+        service.sync_index(store)
+        (store.root / "semantic" / "early.md").write_text("The lynx export runs at dawn\n")
+        watch.plant_barrier()
+        assert not watch.vouches(store.root, False)  # the change came before the barrier
+        assert service.sync_index(store).added == 1
+        assert watch.vouches(store.root, False)
+
+        watch.plant_barrier()
+        watch.forget_planted()  # the command ended without asking: the next one plants anew
+        (store.root / "semantic" / "late.md").write_text("The heron backup runs at noon\n")
+        assert not watch.vouches(store.root, False)
+        assert service.sync_index(store).added == 1
+
+
 def test_targeted_syncs_leave_the_index_a_full_scan_agrees_with(watched):
     store, watch, scans, lock = watched
     semantic = store.root / "semantic"

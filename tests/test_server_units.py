@@ -144,3 +144,27 @@ def test_headers_are_the_json_the_json_package_writes_and_reads():
     for bad in ("", "{", '{"a": 1} trailing', "{'a': 1}"):
         with pytest.raises(ValueError):
             loads(bad)
+
+
+def test_only_reads_get_their_freshness_barrier_planted_as_they_start(tmp_path):
+    """recall and context write no memory file before their first sync, so the server plants
+    their barrier early; not for a write, nor while a killed forget waits to be finished (the
+    command finishes it, writing files, before it syncs)."""
+    from memctl import service
+    from memctl.cli.resident import ResidentCommands
+    from memctl.store.forget_journal import journal_path
+
+    store = service.init_store(tmp_path / "project")
+    runner = ResidentCommands(store)
+
+    def reads_first(*argv: str) -> bool:
+        return runner.reads_first({"argv": list(argv)})
+
+    assert reads_first("recall", "how do we deploy", "-k", "3")
+    assert reads_first("--store", str(store.root), "context", "--format", "json")
+    assert not reads_first("add", "we deploy with make release")
+    assert not reads_first("hook", "claude-code", "user-prompt-submit")
+    assert not ResidentCommands().reads_first({"argv": ["recall", "deploy"]})  # no store known
+    store.state_dir.mkdir(parents=True, exist_ok=True)
+    journal_path(store.state_dir).write_text("{}")
+    assert not reads_first("recall", "how do we deploy")

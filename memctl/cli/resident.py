@@ -26,8 +26,10 @@ from memctl.config import EmbeddingSettings, Store
 from memctl.server.client import CommandLine
 from memctl.service import after_reply
 from memctl.service.memories import write_queue
-from memctl.service.retrieval import query_vectors
+from memctl.service.retrieval import query_vectors, text_prefetch
 
+# Commands that change no memory file before their first freshness check (see reads_first).
+READS_FIRST = frozenset({"recall", "context"})
 # Modules the hot commands import on first use; importing them at start-up keeps that cost off
 # the first request.
 WARM_MODULES = (
@@ -171,6 +173,24 @@ def query_to_embed(
     return None
 
 
+def recall_limit(request: dict[str, Any]) -> int | None:
+    """recall's `-k`/`--limit` as the request gives it (None: not given, or not a number)."""
+    rest = CommandLine(list(request.get("argv") or [])).rest
+    for position, arg in enumerate(rest):
+        if arg == "--":
+            break
+        value = None
+        if arg in ("-k", "--limit"):
+            value = rest[position + 1] if position + 1 < len(rest) else None
+        elif arg.startswith("--limit="):
+            value = arg.split("=", 1)[1]
+        elif arg.startswith("-k") and arg[2:].isdigit():
+            value = arg[2:]
+        if value is not None:
+            return int(value) if value.isdigit() else None
+    return None
+
+
 class ResidentCommands:
     """memctl.server.daemon.CommandRunner over the typer app of memctl.cli.app."""
 
@@ -203,6 +223,7 @@ class ResidentCommands:
                 code = self._invoke(request)
         finally:
             query_vectors.drop_prefetched()
+            text_prefetch.drop_prefetched()
         self._pending.append((request, pending))
         return code, merged(chunks)
 
@@ -216,10 +237,41 @@ class ResidentCommands:
             query = query_to_embed(request, stdin, self._recall_value_options)
             if query and query.strip():
                 query_vectors.prefetch_query_embedding(query, self._embedding)
+                command = CommandLine(list(request.get("argv") or []))
+                if command.name == "recall" and not any(
+                    a.startswith("--mode") for a in command.rest
+                ):
+                    self._prefetch_text_search(query, recall_limit(request))
+
+    def _prefetch_text_search(self, query: str, k: int | None) -> None:
+        """Start the full-text search a default recall of `query` makes (see
+        service.retrieval.text_prefetch): recall's pool of candidates, no filter."""
+        from memctl.core.text_tokens import searchable_text
+        from memctl.service.retrieval.indexing import open_index
+        from memctl.service.retrieval.recall import build_filter
+        from memctl.service.retrieval.text_prefetch import prefetch_text_search
+
+        assert self._store is not None
+        settings = self._store.settings.recall
+        pool = max(settings.candidates, (k or settings.k) * 3)
+        prefetch_text_search(open_index(self._store), searchable_text(query), pool, build_filter())
 
     def batchable(self, request: dict[str, Any]) -> bool:
         """May this command run in a burst with others (see run_burst)?"""
         return CommandLine(list(request.get("argv") or [])).name == "add"
+
+    def reads_first(self, request: dict[str, Any]) -> bool:
+        """recall and context write no memory file before their first sync (see
+        memctl.server.daemon.CommandRunner.reads_first), unless a forget killed midway is
+        there to finish first (cli.state.current_store)."""
+        if (
+            self._store is None
+            or CommandLine(list(request.get("argv") or [])).name not in READS_FIRST
+        ):
+            return False
+        from memctl.store.forget_journal import journal_path
+
+        return not journal_path(self._store.state_dir).is_file()
 
     def run_burst(
         self, requests: list[tuple[dict[str, Any], bytes]]

@@ -68,6 +68,11 @@ class CommandRunner(Protocol):
         """May this request run in a burst with others of its kind (concurrent adds)?"""
         ...
 
+    def reads_first(self, request: dict[str, Any]) -> bool:
+        """Does this command change no memory file before it first asks whether the index is
+        fresh (a read: recall, context)? Its freshness barrier is then planted as it starts."""
+        ...
+
     def run_burst(
         self, requests: list[tuple[dict[str, Any], bytes]]
     ) -> list[tuple[int, list[tuple[int, bytes]]]]:
@@ -435,9 +440,18 @@ class ResidentServer:
         """Run these requests (one command, or a burst of adds), reply to each, then run the
         work they left for after their replies. Holds exec_lock."""
         started = time.perf_counter()
+        watch = self.watch
         try:
             if len(taken) == 1:
-                results = [self.runner.run(taken[0].header, taken[0].stdin)]
+                if watch is not None and self.runner.reads_first(taken[0].header):
+                    # Why: the file watch hears the barrier while the command parses its
+                    # arguments and opens the store, instead of when it asks.
+                    watch.plant_barrier()
+                try:
+                    results = [self.runner.run(taken[0].header, taken[0].stdin)]
+                finally:
+                    if watch is not None:
+                        watch.forget_planted()
             else:
                 results = self.runner.run_burst([(w.header, w.stdin) for w in taken])
             replied = time.perf_counter()

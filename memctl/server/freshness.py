@@ -13,6 +13,8 @@ Events reach the observer a moment after the change, so before it answers, the w
 *barrier*: it creates a file named by a fresh number in `.state/barrier/` and waits until the
 observer reports it. The OS reports events in order, so by then every change made before the
 question has been counted: a hand edit or a `git checkout` shows up in the very next recall.
+A read (recall, context) has its barrier planted as it starts, and the observer reports it
+while the command parses its arguments; its first question waits for that one.
 When the observer is dead, lags past a second, or the kernel dropped events, the watch vouches
 for nothing and every read stats the files as it does in-process.
 """
@@ -49,6 +51,7 @@ class StoreWatch:
         self._barrier_lock = threading.Lock()
         self._barrier_seen = 0
         self._barrier_next = 0
+        self._planted: int | None = None  # see plant_barrier
         self._heard = threading.Condition()
         self._alive = False
         self._thread: threading.Thread | None = None
@@ -151,18 +154,39 @@ class StoreWatch:
                 changed |= touched
         return frozenset(changed)
 
+    def plant_barrier(self) -> None:
+        """Plant the barrier the next `barrier()` call waits for now, so the observer reports it
+        while the caller does other work (see the server's `reads_first` commands).
+
+        Only for a command that changes no memory file before its first freshness question:
+        the answer covers the changes made before this call, not those after it."""
+        with self._barrier_lock:
+            self._planted = self._plant() if self._alive else None
+
+    def forget_planted(self) -> None:
+        """A planted barrier no `barrier()` call took is not for the next command."""
+        with self._barrier_lock:
+            self._planted = None
+
+    def _plant(self) -> int | None:
+        self._barrier_next += 1
+        marker = self.barrier_dir / str(self._barrier_next)
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_WRONLY, 0o600))
+            os.unlink(marker)
+        except OSError:
+            return None
+        return self._barrier_next
+
     def barrier(self) -> bool:
-        """True once every file event that happened before this call has been counted."""
+        """True once every file event that happened before this call (or before the barrier
+        planted for it, see plant_barrier) has been counted."""
         if not self._alive:
             return False
         with self._barrier_lock:
-            self._barrier_next += 1
-            number = self._barrier_next
-            marker = self.barrier_dir / str(number)
-            try:
-                os.close(os.open(marker, os.O_CREAT | os.O_WRONLY, 0o600))
-                os.unlink(marker)
-            except OSError:
+            number, self._planted = self._planted, None
+            number = number or self._plant()
+            if number is None:
                 return False
             with self._heard:
                 heard = self._heard.wait_for(

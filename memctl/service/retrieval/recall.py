@@ -54,6 +54,7 @@ from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.service.retrieval.query_vectors import start_query_embedding
 from memctl.service.retrieval.second_hop import covering_order, follow_bridges
+from memctl.service.retrieval.text_prefetch import take_prefetched
 from memctl.service.retrieval.timing import (
     add_time_bonus,
     explicit_window,
@@ -437,5 +438,11 @@ def _search_vector(
 
 
 def _search_text(indexes: list[Index], query: str, limit: int, where: MemoryFilter) -> list[Row]:
-    found = [row for index in indexes for row in index.search_text(query, limit, where)]
+    found = [row for index in indexes for row in _text_rows(index, query, limit, where)]
     return found if len(indexes) == 1 else sorted(found, key=lambda row: -row["_score"])[:limit]
+
+
+def _text_rows(index: Index, query: str, limit: int, where: MemoryFilter) -> list[Row]:
+    """The full-text search's rows, from the server's prefetch when it searched the same."""
+    rows = take_prefetched(index, query, limit, where)
+    return rows if rows is not None else index.search_text(query, limit, where)
