@@ -8,6 +8,10 @@ server per version), so a busy machine's swings fall on both sides alike. Median
 every sample. The store is copied twice beside `--workdir`; it is never written to.
 `--cold-only` times only the cold commands, `--runs` of each, with each process's own CPU time
 (user + system), steadier than wall time while other work shares the machine.
+By default both versions' servers are up and each round asks one, then the other: the work one
+does after its reply (an add's index write, the file watch) then runs beside the other's next
+request. `--one-server` runs the warm rounds in blocks, one server up at a time, as a user has
+one per store; the blocks alternate the versions' order.
 
 `--memctl EXE` times that `memctl` script instead of this interpreter's, for both versions (the
 checkouts still win through PYTHONPATH). A venv made for it runs no other project's start-up
@@ -131,7 +135,9 @@ def alternate(versions: list[Version], round_number: int) -> list[Version]:
     return versions if round_number % 2 == 0 else list(reversed(versions))
 
 
-def measure(versions: list[Version], runs: int, seed: int, cold_only: bool = False) -> None:
+def measure(
+    versions: list[Version], runs: int, seed: int, cold_only: bool = False, one_server: bool = False
+) -> None:
     cold_runs = runs if cold_only else max(5, runs // 3)
     queries = generate_queries(runs * 3 + cold_runs + 3, seed + 5)
     notes = [note.text for note in generate_notes(runs + cold_runs, seed + 9)]
@@ -143,6 +149,35 @@ def measure(versions: list[Version], runs: int, seed: int, cold_only: bool = Fal
             version.time("cold_add_ms", ["add", notes[runs + n]], server=False)
     if cold_only:
         return
+    rounds = [(n, alternate(versions, n)) for n in range(runs)]
+    if one_server:
+        # Blocks of rounds, one server up at a time, the versions' order alternating by block.
+        size = -(-runs // ONE_SERVER_BLOCKS)
+        for block, start in enumerate(range(0, runs, size)):
+            for version in alternate(versions, block):
+                _warm_rounds(
+                    [version],
+                    [(n, [version]) for n in range(start, min(runs, start + size))],
+                    queries,
+                    notes,
+                    runs,
+                )
+    else:
+        _warm_rounds(versions, rounds, queries, notes, runs)
+
+
+# --one-server: the warm rounds in this many blocks per version.
+ONE_SERVER_BLOCKS = 4
+
+
+def _warm_rounds(
+    versions: list[Version],
+    rounds: list[tuple[int, list[Version]]],
+    queries: list[str],
+    notes: list[str],
+    runs: int,
+) -> None:
+    """Start a server per version, warm it, time each round's requests, stop the servers."""
     for version in versions:
         version.start_server()
     try:
@@ -155,8 +190,8 @@ def measure(versions: list[Version], runs: int, seed: int, cold_only: bool = Fal
                     capture_output=True,
                     check=False,
                 )
-        for n in range(runs):
-            for version in alternate(versions, n):
+        for n, order in rounds:
+            for version in order:
                 version.time("recall_ms", ["recall", queries[n], "-k", "5"])
                 version.time("context_ms", ["context", queries[runs + n]])
                 prompt = hook_input(version.root.parent, queries[2 * runs + n], f"ab-{n}")
@@ -183,6 +218,11 @@ def main(argv: list[str] | None = None) -> int:
         "--cold-only", action="store_true", help="only the cold figures, --runs of each"
     )
     parser.add_argument(
+        "--one-server",
+        action="store_true",
+        help="warm figures with one server up at a time, as a user has (blocks of rounds)",
+    )
+    parser.add_argument(
         "--memctl",
         type=Path,
         help="the memctl script to run (default: this interpreter's), e.g. a clean venv's",
@@ -202,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             Version(label, code.resolve(), project / ".memory", project / "cache", command)
         )
     load = [round(os.getloadavg()[0], 2)]
-    measure(versions, args.runs, args.seed, args.cold_only)
+    measure(versions, args.runs, args.seed, args.cold_only, args.one_server)
     load.append(round(os.getloadavg()[0], 2))
     summary = {
         v.label: {k: round(statistics.median(s), 1) for k, s in v.samples.items() if s}
