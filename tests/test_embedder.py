@@ -70,3 +70,6 @@ def test_the_servers_one_thread_query_vectors_are_the_same_bits(monkeypatch):
     assert server._query_session is not server._session
     for text in QUERIES:
         assert server.embed_query(text).tobytes() == everywhere.embed_query(text).tobytes(), text
+    # A warm add's text goes through the same folded session: the vector the index stores must
+    # be the one an in-process add stores.
+    assert server.embed(QUERIES).tobytes() == everywhere.embed(QUERIES).tobytes()
