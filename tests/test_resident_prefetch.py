@@ -75,3 +75,34 @@ def test_a_prefetched_text_search_is_taken_only_for_the_same_search_on_the_same_
     hits = service.recall(store, "when does the deploy release train leave", k=1)
     assert hits[0].title.startswith("The deploy release train")
     text_prefetch.drop_prefetched()
+
+
+def test_a_text_search_the_index_moved_under_is_not_taken(tmp_path, fake_embedder):
+    """A write that lands while the prefetched search runs (the command's own sync after a hand
+    edit) leaves rows of unknown version: recall searches again and sees the edit."""
+    from memctl import service
+    from memctl.service.retrieval import text_prefetch
+    from memctl.service.retrieval.indexing import open_index
+    from memctl.service.retrieval.recall import build_filter
+
+    store = service.init_store(tmp_path / "project")
+    service.add_memory(store, "We deploy with make release, then promote the rollout")
+    where, query = build_filter(), "deploy release"
+    index = open_index(store)
+    search = index.search_text
+
+    def search_during_a_write(*args):
+        rows = search(*args)
+        (store.root / "semantic" / "train.md").write_text(
+            "The deploy release train leaves Fridays\n"
+        )
+        service.sync_index(store)
+        index._dataset = None  # as a write through this index leaves it: on the newest version
+        return rows
+
+    index.search_text = search_during_a_write  # type: ignore[method-assign]
+    text_prefetch.prefetch_text_search(index, query, 10, where)
+    for future in text_prefetch._prefetched.values():
+        future.exception()
+    assert text_prefetch.take_prefetched(index, query, 10, where) is None
+    text_prefetch.drop_prefetched()

@@ -29,9 +29,14 @@ def prefetch_text_search(index: Any, query: str, limit: int, where: MemoryFilter
 
     def target() -> None:
         try:
+            version = index.dataset().version
             rows = index.search_text(query, limit, where)
-            # Why after: a search that met a removed file read the newest version instead.
-            future.set_result((index.dataset().version, rows))
+            # Why twice: a write through this index (the command's own sync) or a search that
+            # met a removed file moves it to another version meanwhile; which one the rows
+            # came from is then unknown, and the command searches itself.
+            if index.dataset().version != version:
+                version = -1
+            future.set_result((version, rows))
         except BaseException as exc:  # noqa: BLE001 - the command searches itself then
             future.set_exception(exc)
 
