@@ -100,7 +100,9 @@ def evaluate(store: Store, modes: tuple[str, ...], details: list | None) -> dict
         rows: dict[str, list] = defaultdict(list)
         for query in QUERIES:
             start = time.perf_counter()
-            hits = service.recall(store, query.text, k=DEPTH, mode=mode, sync=False)
+            hits = service.recall(
+                store, query.text, k=DEPTH, mode=mode, sync=False, as_of=query.as_of
+            )
             latencies[mode].append(time.perf_counter() - start)
             ranked = [hit.id for hit in hits]
             scored = score_query(query, ranked)
@@ -158,7 +160,7 @@ def render(result: dict) -> None:
     out.print(table)
     kinds = Table(title="top-1 by kind of query", box=box.SIMPLE_HEAD)
     kinds.add_column("mode")
-    names = [k for k in ("paraphrase", "lexical", "identifier") if k in result["kinds"]]
+    names = [k for k in ("paraphrase", "lexical", "identifier", "time") if k in result["kinds"]]
     for name in names:
         kinds.add_column(f"{name} ({result['kinds'][name]})", justify="right")
     for mode, groups in result["modes"].items():

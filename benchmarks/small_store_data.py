@@ -823,7 +823,38 @@ def _none(text):
     return Query(text, (), "none")
 
 
+# The day the time queries are asked: a week after the store's last memory.
+ASKED_ON = "2025-11-27"
+
+
+def _t(text, *gold):
+    return Query(text, tuple(gold), "time", ASKED_ON)
+
+
 QUERIES: tuple[Query, ...] = (
+    # --- time: which of several alike memories, told apart by when it happened ---------------
+    _t("which incident did we have in mid-May", "inc-double-charge"),
+    _t("what went wrong at the end of May", "inc-pdf-queue"),
+    _t("what outage did we have between July 15 and July 31", "inc-cert-expiry"),
+    _t("which incident happened in the third week of October", "inc-ledger-drift"),
+    _t(
+        "what incidents did we have last summer",
+        "inc-kafka-lag",
+        "inc-cert-expiry",
+        "inc-migration-lock",
+    ),
+    _t("what problem did customers report in early September", "inc-tax-rounding"),
+    _t(
+        "which decisions did we make between January 10 and January 20",
+        "dec-ci",
+        "dec-postgres",
+        "dec-ledger-go",
+    ),
+    _t("what did we decide for the public API in the second week of April", "dec-idempotency"),
+    _t("what broke on staging in early November", "inc-disk-full"),
+    _t("the incident from 12 to 14 November", "inc-email-bounce"),
+    _t("what happened to the invoices table in mid-August", "inc-migration-lock"),
+    _t("which incident did we have in late October", "inc-ledger-drift"),
     # --- paraphrases: the answer in other words ------------------------------------------------
     _q("which database do invoices live in", "dec-postgres"),
     _q("where are invoices stored", "dec-postgres"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
@@ -94,3 +94,100 @@ def test_a_window_that_tells_no_candidate_apart_is_set_aside():
 @pytest.mark.parametrize("query", ["what happened 99999 years ago", "due 9999-12-31", "0月0日"])
 def test_a_time_past_the_calendar_is_no_window_and_no_crash(query):
     assert parse_window(query, WEDNESDAY) is None
+
+
+AUTUMN = datetime(2023, 10, 20, 15, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "query, first, last",
+    [("Where was John between August 11 and August 15 2023?", date(2023, 8, 11), date(2023, 8, 15)),
+     ("what happened between May 1 and May 9?", date(2023, 5, 1), date(2023, 5, 9)),
+     ("from May 3rd to May 9th", date(2023, 5, 3), date(2023, 5, 9)),
+     ("the trip, June 3-5", date(2023, 6, 3), date(2023, 6, 5)),
+     ("3-5 June 2022", date(2022, 6, 3), date(2022, 6, 5)),
+     ("from 3 to 5 June 2022", date(2022, 6, 3), date(2022, 6, 5)),
+     ("Dec 20 - Jan 5", date(2022, 12, 20), date(2023, 1, 5)),  # across the new year
+     ("did they meet between August and November 2023?", date(2023, 8, 1), date(2023, 11, 30)),
+     ("from May 3rd to June", date(2023, 5, 3), date(2023, 6, 30)),
+     ("between 2021 and 2022", date(2021, 1, 1), date(2022, 12, 31)),
+     ("2023-05-01 to 2023-05-09", date(2023, 5, 1), date(2023, 5, 9)),
+     ("2023年8月11日到15日", date(2023, 8, 11), date(2023, 8, 15)),
+     ("从3月5日至4月2日", date(2023, 3, 5), date(2023, 4, 2)),
+     ("从5月到7月", date(2023, 5, 1), date(2023, 7, 31)),
+     ("2021年和2022年之间", date(2021, 1, 1), date(2022, 12, 31))],
+)  # fmt: skip
+def test_a_range_runs_from_its_first_end_to_the_whole_of_its_last(query, first, last):
+    """The year or month an end leaves out comes from the other end: "August 11 and August
+    15 2023" is one range in 2023, not August 11 of this year."""
+    window = parse_window(query, AUTUMN)
+    assert window is not None
+    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+
+
+@pytest.mark.parametrize(
+    "query, first, last",
+    [("Which country was Tim visiting in the second week of November?",
+      date(2022, 11, 8), date(2022, 11, 14)),  # the latest November begun
+     ("Where was Calvin in the last week of October 2023?", date(2023, 10, 25), date(2023, 10, 31)),
+     ("during the week of August 7, 2023", date(2023, 8, 7), date(2023, 8, 13)),
+     ("11月的第二周", date(2022, 11, 8), date(2022, 11, 14)),
+     ("10月最后一周", date(2023, 10, 25), date(2023, 10, 31)),
+     ("Which classes did Evan join in mid-August 2023?", date(2023, 8, 11), date(2023, 8, 20)),
+     ("early May", date(2023, 5, 1), date(2023, 5, 10)),
+     ("the end of June", date(2023, 6, 21), date(2023, 6, 30)),
+     ("8月中旬", date(2023, 8, 11), date(2023, 8, 20)),
+     ("2023年6月底", date(2023, 6, 21), date(2023, 6, 30)),
+     ("late 2022", date(2022, 9, 1), date(2022, 12, 31)),
+     ("mid-2023", date(2023, 5, 1), date(2023, 8, 31)),
+     ("去年年底", date(2022, 9, 1), date(2022, 12, 31))],
+)  # fmt: skip
+def test_weeks_and_parts_of_a_month_or_year(query, first, last):
+    """ "the last week of October 2023" is that week of October, not the week before today."""
+    window = parse_window(query, AUTUMN)
+    assert window is not None
+    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+
+
+@pytest.mark.parametrize(
+    "query, first, last",
+    [("what did we do last summer", date(2023, 6, 1), date(2023, 8, 31)),  # ended by October
+     ("last winter", date(2022, 12, 1), date(2023, 2, 28)),
+     ("this winter", date(2023, 12, 1), date(2024, 2, 29)),  # in autumn: the coming one
+     ("in the spring", date(2023, 3, 1), date(2023, 5, 31)),
+     ("In what country was Jolene during summer 2022?", date(2022, 6, 1), date(2022, 8, 31)),
+     ("in the summer of 2022", date(2022, 6, 1), date(2022, 8, 31)),
+     ("towards the end of summer 2023", date(2023, 8, 1), date(2023, 8, 31)),
+     ("去年夏天", date(2022, 6, 1), date(2022, 8, 31)),
+     ("2022年冬天", date(2021, 12, 1), date(2022, 2, 28))],
+)  # fmt: skip
+def test_seasons_of_the_northern_hemisphere(query, first, last):
+    window = parse_window(query, AUTUMN)
+    assert window is not None
+    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+
+
+def test_last_summer_during_the_summer_is_the_year_before():
+    july = datetime(2023, 7, 10, tzinfo=timezone.utc)
+    window = parse_window("last summer", july)
+    assert window is not None and window.since.date() == date(2022, 6, 1)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["retry from 5 to 10 times", "between 1 and 3 pm", "upgrade version 2 to 3", "pages 10-12",
+     "what are the plans for the summer", "the summer drives", "we may to go", "from 2021 to May",
+     "1-2 days", "0月0日到30日"],
+)  # fmt: skip
+def test_numbers_and_bare_seasons_are_no_span(query):
+    window = parse_window(query, AUTUMN)
+    assert window is None or window.phrase not in query.lower().replace("0月0日到", "")
+
+
+def test_a_long_prompt_is_read_for_time_only_at_its_start():
+    """A hook passes whole prompts; a pasted log after the question is no question about dates
+    (and reading 100,000 characters of it took seconds)."""
+    pasted = "what did we decide on May 3rd? " + "between may 3 and " * 10_000 + "1-" * 50_000
+    window = parse_window(pasted, AUTUMN)
+    assert window is not None and window.since.date() == date(2023, 5, 3)
+    assert parse_window("x" * 5_000 + " last week", AUTUMN) is None

@@ -1,5 +1,6 @@
-"""Time expressions in a query ("last week", "in May", "3 days ago", 上周, 五月), resolved to a
-window of dates against the query's own date (`as_of`). Pure.
+"""Time expressions in a query ("last week", "in May", "3 days ago", "between May 3 and May 9",
+"the last week of October", "mid-August", "last summer", 上周, 五月, 5月3日到9日, 去年夏天),
+resolved to a window of dates against the query's own date (`as_of`). Pure.
 
 A window is [since, until) in UTC. Words that name an event rather than a date ("before the
 migration") come back as an anchor for the caller to look up (`Window.anchor`, `Window.side`).
@@ -89,12 +90,16 @@ def _week_start(moment: datetime) -> datetime:
     return _day(moment) - timedelta(days=moment.weekday())
 
 
+# A query is read for time in its first this many characters: a pasted log or file in a
+# prompt is no question about dates, and reading all of it would cost seconds.
+MAX_TIME_CHARS = 2000
+
+
 def parse_window(query: str, as_of: datetime) -> Window | None:
     """The first time expression of `query`, as a window; None when it names no time."""
-    text = query.lower()
+    text = query[:MAX_TIME_CHARS].lower()
     today = _day(as_of)
-    finders = (_relative_days, _weekends, _weekdays, _named_periods, _ago, _dates, _months)
-    for finder in (*finders, _years, _event):
+    for finder in _FINDERS:
         try:
             found = finder(text, as_of, today)
         except (OverflowError, ValueError):  # "99999 years ago", 9999-12-31: past the calendar
@@ -259,7 +264,7 @@ def _plainly_a_date(text: str, match: re.Match) -> bool:
     """A day of "may" reads as a date with an ordinal, a year or a preposition before it."""
     if re.search(r"\d(?:st|nd|rd|th)\b|\d{4}", match.group(0)):
         return True
-    before = text[: match.start()].split()
+    before = text[max(match.start() - 12, 0) : match.start()].split()
     return bool(before) and before[-1] in ("on", "by", "since", "before", "after", "until", "of")
 
 
@@ -320,6 +325,329 @@ def _bounded(text: str, match: re.Match, start: datetime, end: datetime) -> Wind
     return Window(start, end, phrase)
 
 
+# --- spans: ranges, weeks of a month, parts of a month or year, seasons ----------------------
+
+_YEAR = r"(?:19|20)\d{2}"
+_POINT = (  # one end of a range, read again by _point
+    rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}"
+    rf"|(?:{_MONTH_NAMES})\.? \d{{1,2}}{_ORDINAL}(?:,? {_YEAR})?(?![\d:])"
+    rf"|\d{{1,2}}{_ORDINAL} (?:of )?(?:{_MONTH_NAMES})\.?(?:,? {_YEAR})?"
+    rf"|(?:{_MONTH_NAMES})\.?(?:,? {_YEAR})?"
+    rf"|{_YEAR}"
+    rf"|\d{{1,2}}{_ORDINAL}(?![\d:])"
+)
+_CN_NUMBER = r"\d{1,2}|[一二三四五六七八九十]+"
+_CN_POINT = rf"(?:{_YEAR}年)?(?:(?:{_CN_NUMBER})月)?(?:(?:{_CN_NUMBER})[日号])?|{_YEAR}年"
+_RANGE = re.compile(
+    rf"\bbetween ({_POINT}) and ({_POINT})\b"
+    rf"|\bfrom ({_POINT}) (?:to|until|till|through|thru) ({_POINT})\b"
+    rf"|\b({_POINT}) ?(?:-|–|—|to|through|thru|until|till) ?({_POINT})\b"
+    rf"|从?({_CN_POINT}) ?(?:到|至|-|–|—|~) ?({_CN_POINT})(?:之间|期间)?"
+    rf"|在?({_CN_POINT})(?:和|与|跟)({_CN_POINT})之间"
+)
+
+
+@dataclass(frozen=True)
+class _Point:
+    """One end of a range as written: any of year, month and day may be missing."""
+
+    year: int | None
+    month: int | None
+    day: int | None
+
+
+def _point(text: str) -> _Point | None:
+    """Read one end of a range ("May 3rd", "3 May 2023", "2023-05-03", "May", "2023", "5",
+    5月3日, 3日, 2023年); None when it is no date."""
+    point = _written_point(text)
+    if point is None or not 1 <= (point.month or 1) <= 12 or not 1 <= (point.day or 1) <= 31:
+        return None
+    return point
+
+
+def _written_point(text: str) -> _Point | None:
+    text = text.strip().rstrip(".")
+    if not text:
+        return None
+    iso = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
+    if iso:
+        return _Point(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+    year = re.match(rf"({_YEAR})年", text) or re.search(rf"({_YEAR})年?$", text)
+    if year is None:
+        rest = text
+    elif year.start() == 0:
+        rest = text[year.end() :]
+    else:
+        rest = text[: year.start()].rstrip(" ,")
+    found = _Point(int(year.group(1)) if year else None, None, None)
+    if not rest:
+        return found
+    cn = re.fullmatch(rf"(?:({_CN_NUMBER})月)?(?:({_CN_NUMBER})[日号])?", rest)
+    if cn and (cn.group(1) or cn.group(2)):
+        month = _number(cn.group(1)) if cn.group(1) else None
+        day = _number(cn.group(2)) if cn.group(2) else None
+        return _Point(found.year, month, day)
+    for pattern, month_group, day_group in (
+        (rf"({_MONTH_NAMES})\.?(?: (\d{{1,2}}){_ORDINAL})?", 1, 2),
+        (rf"(\d{{1,2}}){_ORDINAL} (?:of )?({_MONTH_NAMES})\.?", 2, 1),
+        (rf"(\d{{1,2}}){_ORDINAL}()", 2, 1),
+    ):
+        match = re.fullmatch(pattern, rest)
+        if match:
+            month = MONTHS.get(match.group(month_group) or "")
+            day = int(match.group(day_group)) if match.group(day_group) else None
+            return _Point(found.year, month, day)
+    return None
+
+
+def _ranges(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """Both ends named: "between May 3 and May 9", "from May to July 2023", "June 3-5",
+    "3 to 5 June", "between 2021 and 2023", 5月3日到9日, 从5月到7月, 2021年和2023年之间.
+    An end that leaves out the year or month takes it from the other; the window runs from
+    the start of the first end to the end of the last (a whole day, month or year)."""
+    for match in _RANGE.finditer(text):
+        groups = [g for g in match.groups() if g is not None]
+        if len(groups) != 2:
+            continue
+        first, last = _point(groups[0]), _point(groups[1])
+        if first is None or last is None or not _plainly_a_range(first, last, match.group(0)):
+            continue
+        window = _range_window(first, last, as_of)
+        if window is not None:
+            return Window(*window, match.group(0).strip())
+    return None
+
+
+def _plainly_a_range(first: _Point, last: _Point, phrase: str) -> bool:
+    """Two numbers alone ("from 5 to 10"), or a day against a year, are no range of dates;
+    "may" is the verb unless the range is plainly one of dates."""
+    if first.month is None and last.month is None:
+        return first.day is None and last.day is None and None not in (first.year, last.year)
+    if (first.month is None and first.day is None) != (last.month is None and last.day is None):
+        return False  # a year against a month or day: "2021 to May"
+    if re.search(r"\bmay\b", phrase) and not re.search(
+        r"^(?:between|from)\b|\d{4}|\d(?:st|nd|rd|th)\b", phrase
+    ):
+        return False
+    return True
+
+
+def _range_window(first: _Point, last: _Point, as_of: datetime) -> tuple[datetime, datetime] | None:
+    month_a = first.month or last.month
+    month_b = last.month or first.month
+    if month_a is None or month_b is None:  # years alone
+        if first.year is None or last.year is None:
+            return None
+        if first.year > last.year:
+            return None
+        return (
+            datetime(first.year, 1, 1, tzinfo=timezone.utc),
+            datetime(last.year + 1, 1, 1, tzinfo=timezone.utc),
+        )
+    if first.day is None and last.day is not None and last.month is None:
+        return None  # "May to 5": no range
+    key_a, key_b = (month_a, first.day or 1), (month_b, last.day or 1)
+    year_a, year_b = _range_years(first.year, last.year, key_a, key_b, as_of)
+    start = _day_of(year_a, month_a, first.day or 1, as_of)
+    if last.day is None:
+        end: datetime | None = _month_window(month_b, year_b, as_of)[1]
+    else:
+        last_day = _day_of(year_b, month_b, last.day, as_of)
+        end = last_day + timedelta(days=1) if last_day else None
+    if start is None or end is None or start >= end:
+        return None
+    return start, end
+
+
+def _range_years(
+    year_a: int | None,
+    year_b: int | None,
+    key_a: tuple[int, int],
+    key_b: tuple[int, int],
+    as_of: datetime,
+) -> tuple[int, int]:
+    """The years of a range's ends, given as (month, day): each end's own, else the other
+    end's (a year apart when the range crosses a new year: "Dec 20 - Jan 5"), else those of
+    the latest such range that has begun by `as_of`."""
+    crosses = key_a > key_b
+    if year_a is not None and year_b is not None:
+        return year_a, year_b
+    if year_b is not None:
+        return year_b - crosses, year_b
+    if year_a is not None:
+        return year_a, year_a + crosses
+    latest = _latest_year(key_b[0], key_b[1], as_of)
+    return latest - crosses, latest
+
+
+def _latest_year(month: int, day: int | None, as_of: datetime) -> int:
+    """The year of the latest occurrence of that month (and day) that has begun by `as_of`."""
+    return as_of.year if (month, day or 1) <= (as_of.month, as_of.day) else as_of.year - 1
+
+
+_NTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3}
+_NTH_CN = {"一": 0, "1": 0, "二": 1, "2": 1, "三": 2, "3": 2, "四": 3, "4": 3}
+
+
+def _weeks_of_month(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """ "the second week of November" (days 8-14), "the last week of October 2023" (its last
+    seven days), "the week of August 7" (the Monday-to-Sunday week holding that day),
+    11月的第二周, 10月最后一周."""
+    match = re.search(
+        rf"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final) week of "
+        rf"({_MONTH_NAMES})\b\.?(?:,? ({_YEAR}))?"
+        rf"|(?:({_YEAR})年)?({_CN_NUMBER})月(?:的)?(?:第([一二三四1234])|(最后))(?:一)?(?:个)?(?:周|星期|礼拜)",
+        text,
+    )
+    if match:
+        if match.group(2):
+            which, month, year = match.group(1), MONTHS[match.group(2)], match.group(3)
+        else:
+            which = "last" if match.group(7) else list(_NTH)[2 * _NTH_CN[match.group(6)]]
+            month, year = _number(match.group(5)), match.group(4)
+        if not 1 <= month <= 12:
+            return None
+        start, end = _month_window(month, int(year) if year else None, as_of)
+        if which in ("last", "final"):
+            return Window(end - timedelta(days=7), end, match.group(0))
+        first = start + timedelta(days=7 * _NTH[which])
+        return Window(first, first + timedelta(days=7), match.group(0))
+    match = re.search(rf"\b(?:the )?week of ({_POINT})", text)
+    point = _point(match.group(1)) if match else None
+    if match is None or point is None or point.month is None or point.day is None:
+        return None
+    day = _day_of(point.year, point.month, point.day, as_of)
+    if day is None:
+        return None
+    monday = _week_start(day)
+    return Window(monday, monday + timedelta(days=7), match.group(0))
+
+
+# Parts of a month: early (days 1-10), mid (11-20), late (21 to its end).
+_PART_DAYS = {"early": (1, 11), "mid": (11, 21), "late": (21, None)}
+_PART_WORDS = {"early": "early", "beginning": "early", "start": "early", "mid": "mid",
+               "middle": "mid", "late": "late", "end": "late", "初": "early", "上旬": "early",
+               "中旬": "mid", "中": "mid", "下旬": "late", "底": "late", "末": "late"}  # fmt: skip
+# Parts of a year: early (January-April), mid (May-August), late (September-December).
+_PART_MONTHS = {"early": (1, 5), "mid": (5, 9), "late": (9, 13)}
+_PART = r"(early|mid|late|(?:the |towards? the )?(?:beginning|start|middle|end) of)"
+
+
+def _month_parts(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """ "early May", "mid-August 2023", "the end of June", "late 2022", "mid-2023", 5月初,
+    8月中旬, 2023年6月底, 去年年底."""
+    match = re.search(
+        rf"\b{_PART}[- ]?({_MONTH_NAMES})\b\.?(?:,? ({_YEAR}))?"
+        rf"|(?:({_YEAR})年)?({_CN_NUMBER})月(初|上旬|中旬|下旬|底|末)",
+        text,
+    )
+    if match:
+        if match.group(2):
+            part, month = _part(match.group(1)), MONTHS[match.group(2)]
+            year = match.group(3)
+        else:
+            part, month, year = _part(match.group(6)), _number(match.group(5)), match.group(4)
+        if not 1 <= month <= 12:
+            return None
+        start, end = _month_window(month, int(year) if year else None, as_of)
+        first, last = _PART_DAYS[part]
+        since = start + timedelta(days=first - 1)
+        until = end if last is None else start + timedelta(days=last - 1)
+        return Window(since, until, match.group(0))
+    match = re.search(
+        rf"\b{_PART}[- ]?({_YEAR})\b|(?:({_YEAR})年|(今|去)年)年?(初|中|底|末)(?!旬)", text
+    )
+    if not match:
+        return None
+    if match.group(2):
+        part, year = _part(match.group(1)), int(match.group(2))
+    else:
+        part = _part(match.group(5))
+        year = int(match.group(3)) if match.group(3) else as_of.year - (match.group(4) == "去")
+    first, last = _PART_MONTHS[part]
+    since = datetime(year, first, 1, tzinfo=timezone.utc)
+    until = datetime(year + (last == 13), last % 12 or 1, 1, tzinfo=timezone.utc)
+    return Window(since, until, match.group(0))
+
+
+def _part(words: str) -> str:
+    for word in words.split():
+        if word in _PART_WORDS:
+            return _PART_WORDS[word]
+    return _PART_WORDS[words]
+
+
+# Meteorological seasons of the northern hemisphere: (first month, months).
+SEASONS = {"spring": (3, 3), "summer": (6, 3), "autumn": (9, 3), "fall": (9, 3),
+           "winter": (12, 3), "春": (3, 3), "夏": (6, 3), "秋": (9, 3), "冬": (12, 3)}  # fmt: skip
+
+
+def _seasons(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """ "last summer" (the latest that has ended), "this winter", "in the spring", "summer
+    2022", "the end of summer 2023", 去年夏天, 今年春天, 2022年夏天. A season with no cue
+    ("summer drives", "plans for the summer") is no date. Winter 2023 is December 2022 to
+    February 2023."""
+    match = re.search(
+        rf"\b(?:{_PART} |(early|late) )?(?:(last|this|past|previous) |(?:in|during|over) the )?"
+        rf"(spring|summer|autumn|fall|winter)\b(?:,? (?:of )?({_YEAR}))?"
+        rf"|(?:({_YEAR})年|(今|去|前)年)的?([春夏秋冬])(?:天|季)",
+        text,
+    )
+    if match is None:
+        return None
+    if match.group(4):
+        part = (
+            _part(match.group(1) or match.group(2) or "")
+            if (match.group(1) or match.group(2))
+            else None
+        )
+        cue, name, year_text = match.group(3), match.group(4), match.group(5)
+        plain = re.search(r"\b(?:in|during|over) the \w+$", match.group(0).split(",")[0])
+        if cue is None and year_text is None and not plain:
+            return None
+        year = int(year_text) if year_text else None
+    else:
+        part, cue, name = None, None, match.group(8)
+        if match.group(6):
+            year = int(match.group(6))
+        else:
+            year = as_of.year - {"今": 0, "去": 1, "前": 2}[match.group(7)]
+    first, months = SEASONS[name]
+    if year is None:
+        year = _season_year(first, months, cue, as_of)
+    start_year = year - (first == 12)  # winter 2023 begins in December 2022
+    start = datetime(start_year, first, 1, tzinfo=timezone.utc)
+    end = _add_months(start, months)
+    if part is not None:
+        third = {"early": 0, "mid": 1, "late": 2}[part]
+        start = _add_months(start, third)
+        end = _add_months(start, 1)
+    return Window(start, end, match.group(0).strip())
+
+
+def _season_year(first: int, months: int, cue: str | None, as_of: datetime) -> int:
+    """The year of "this" season (the current year's, a winter counted by its January), of
+    "last" one (the latest that has ended by `as_of`), or of a plain one (the latest that has
+    begun)."""
+
+    def start_of(year: int) -> datetime:
+        return datetime(year - (first == 12), first, 1, tzinfo=timezone.utc)
+
+    if cue == "this":  # a winter is counted by its January: in autumn, the coming one
+        return as_of.year + (first == 12 and as_of.month >= 3)
+    year = as_of.year + (first == 12 and as_of.month == 12)
+    while start_of(year) > as_of:
+        year -= 1
+    if cue in ("last", "past", "previous") and _add_months(start_of(year), months) > as_of:
+        year -= 1
+    return year
+
+
+def _add_months(moment: datetime, months: int) -> datetime:
+    total = moment.month - 1 + months
+    return moment.replace(year=moment.year + total // 12, month=total % 12 + 1, day=1)
+
+
 _STOP = r"(?:what|which|who|whom|when|where|why|how|did|do|does|we|i|you|they|was|were|is|are|and|or|to)"
 _EVENT = re.compile(
     rf"\b(before|after|since) (the (?:(?!{_STOP}\b)[a-z0-9][\w-]*(?:\s|$)){{1,3}})"
@@ -338,6 +666,13 @@ def _event(text: str, as_of: datetime, today: datetime) -> Window | None:
         side = "before" if match.group(4) in ("之前", "以前") else "after"
         anchor = match.group(3).strip()
     return Window(None, None, match.group(0).strip(), anchor=anchor, side=side)
+
+
+# In this order: a span names a month, a season or both ends of a range, so it is read before
+# "last week" or a single day could take part of it ("the last week of October", "between
+# August 11 and August 15 2023").
+_FINDERS = (_ranges, _weeks_of_month, _month_parts, _seasons, _relative_days, _weekends,
+            _weekdays, _named_periods, _ago, _dates, _months, _years, _event)  # fmt: skip
 
 
 def around(moment: datetime, side: str) -> Window:
