@@ -400,11 +400,18 @@ def _written_point(text: str) -> _Point | None:
     return None
 
 
+# Every range, week of a month and part of a month or year names a month, a year or a day:
+# a text without one is passed over at once (a long regex tried at every word is slow).
+_DATE_WORD = re.compile(rf"\d|\b(?:{_MONTH_NAMES})\b|[年月日号]")
+
+
 def _ranges(text: str, as_of: datetime, today: datetime) -> Window | None:
     """Both ends named: "between May 3 and May 9", "from May to July 2023", "June 3-5",
     "3 to 5 June", "between 2021 and 2023", 5月3日到9日, 从5月到7月, 2021年和2023年之间.
     An end that leaves out the year or month takes it from the other; the window runs from
     the start of the first end to the end of the last (a whole day, month or year)."""
+    if not _DATE_WORD.search(text):
+        return None
     for match in _RANGE.finditer(text):
         groups = [g for g in match.groups() if g is not None]
         if len(groups) != 2:
@@ -493,6 +500,8 @@ def _weeks_of_month(text: str, as_of: datetime, today: datetime) -> Window | Non
     """ "the second week of November" (days 8-14), "the last week of October 2023" (its last
     seven days), "the week of August 7" (the Monday-to-Sunday week holding that day),
     11月的第二周, 10月最后一周."""
+    if not _DATE_WORD.search(text):
+        return None
     match = re.search(
         rf"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final) week of "
         rf"({_MONTH_NAMES})\b\.?(?:,? ({_YEAR}))?"
@@ -536,6 +545,8 @@ _PART = r"(early|mid|late|(?:the |towards? the )?(?:beginning|start|middle|end) 
 def _month_parts(text: str, as_of: datetime, today: datetime) -> Window | None:
     """ "early May", "mid-August 2023", "the end of June", "late 2022", "mid-2023", 5月初,
     8月中旬, 2023年6月底, 去年年底."""
+    if not _DATE_WORD.search(text) and "年" not in text:
+        return None
     match = re.search(
         rf"\b{_PART}[- ]?({_MONTH_NAMES})\b\.?(?:,? ({_YEAR}))?"
         rf"|(?:({_YEAR})年)?({_CN_NUMBER})月(初|上旬|中旬|下旬|底|末)",
