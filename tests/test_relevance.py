@@ -187,3 +187,22 @@ def test_neighbours_come_with_a_hit_not_instead_of_one(store):
     assert len(hits) == 1 and "replica" in hits[0].body
     assert [n["offset"] for n in hits[0].neighbours] == [-1]
     assert "finished on Sunday" in hits[0].neighbours[0]["body"]
+
+
+def test_a_memory_that_tells_of_the_window_counts_as_dated_in_it(store):
+    """ "Last week I threw a party in Boston", written on November 2nd, tells of the last week
+    of October: a question about that week finds it, though it was written after it."""
+    notes = [
+        ("Calvin: Last week I threw a small party at my place in Boston, it was great.",
+         "2023-11-02T10:00:00Z"),
+        ("Calvin: I threw a party at a friend's place in Tokyo, it was great.",
+         "2023-09-14T10:00:00Z"),
+        ("Calvin: Next month I might host a party at the studio.", "2023-10-03T10:00:00Z"),
+        ("Calvin: Last year I threw a party for the whole band.", "2023-11-20T10:00:00Z"),
+    ]  # fmt: skip
+    for text, created in notes:
+        service.add_memory(store, text, type="episodic", created=created, sync=False, force=True)
+    service.sync_index(store)
+    hits = service.recall(store, "where did Calvin throw a party in the last week of October 2023",
+                          k=4, min_relevance=0.0)  # fmt: skip
+    assert "Boston" in hits[0].body

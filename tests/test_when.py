@@ -191,3 +191,17 @@ def test_a_long_prompt_is_read_for_time_only_at_its_start():
     window = parse_window(pasted, AUTUMN)
     assert window is not None and window.since.date() == date(2023, 5, 3)
     assert parse_window("x" * 5_000 + " last week", AUTUMN) is None
+
+
+def test_a_time_a_memory_tells_of_counts_only_when_closed_and_no_wider_than_the_window():
+    from memctl.core.when import tells_of
+
+    week = parse_window("the last week of October 2023", AUTUMN)
+    written = datetime(2023, 11, 2, tzinfo=timezone.utc)
+    assert week is not None
+    assert tells_of(parse_window("last week I was in Boston", written), week)
+    assert tells_of(parse_window("on October 28th we flew home", written), week)
+    assert not tells_of(parse_window("last year I was in Boston", written), week)  # too wide
+    assert not tells_of(parse_window("yesterday", written), week)  # November 1st
+    assert not tells_of(parse_window("since October 1st", written), week)  # open: no date
+    assert not tells_of(None, week)

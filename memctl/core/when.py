@@ -98,6 +98,8 @@ MAX_TIME_CHARS = 2000
 def parse_window(query: str, as_of: datetime) -> Window | None:
     """The first time expression of `query`, as a window; None when it names no time."""
     text = query[:MAX_TIME_CHARS].lower()
+    if not _TIME_CUE.search(text):
+        return None
     today = _day(as_of)
     for finder in _FINDERS:
         try:
@@ -679,11 +681,33 @@ def _event(text: str, as_of: datetime, today: datetime) -> Window | None:
     return Window(None, None, match.group(0).strip(), anchor=anchor, side=side)
 
 
+# A word every time expression holds at least one of (a digit, a month, a weekday, "ago",
+# "last", a season, 年, 周, 前 ...): a text with none names no time, and is passed over at once.
+_TIME_CUE = re.compile(
+    rf"\d|\b(?:{_MONTH_NAMES}|{'|'.join(WEEKDAYS)}|yesterday|today|tonight|ago|last|this|past"
+    r"|previous|week|month|year|night|morning|afternoon|evening|spring|summer|autumn|fall"
+    r"|winter|early|mid|late|beginning|start|middle|end|before|after|since|until|till"
+    r"|between|from)|[年月日号周天昨前今去后春夏秋冬旬初底末晚早]|星期|礼拜|最近|过去"
+)
+
 # In this order: a span names a month, a season or both ends of a range, so it is read before
 # "last week" or a single day could take part of it ("the last week of October", "between
 # August 11 and August 15 2023").
 _FINDERS = (_ranges, _weeks_of_month, _month_parts, _seasons, _relative_days, _weekends,
             _weekdays, _named_periods, _ago, _dates, _months, _years, _event)  # fmt: skip
+
+
+def tells_of(told: Window | None, window: Window) -> bool:
+    """Does a time a memory names fall in the query's window? Only a closed time no longer than
+    the window counts: a memory on "last year" is no evidence for one week of it."""
+    if told is None or told.since is None or told.until is None:
+        return False
+    if window.since is not None and window.until is not None:
+        if told.until - told.since > window.until - window.since:
+            return False
+    return (window.until is None or told.since < window.until) and (
+        window.since is None or told.until > window.since
+    )
 
 
 def around(moment: datetime, side: str) -> Window:

@@ -10,11 +10,12 @@ migration and taking its date.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
-from memctl.core.when import Window, around, parse_window
+from memctl.core.when import Window, around, parse_window, tells_of
 
 
 def as_datetime(value: str | datetime | None, name: str) -> datetime | None:
@@ -55,10 +56,31 @@ def query_window(query: str, as_of, anchor_date: Callable[[str], datetime | None
 
 
 def dated_inside(row: dict, window: Window | None) -> bool:
-    """Is the memory of this index row dated inside the window (one with at least one bound)?"""
+    """Is the memory of this index row dated inside the window (one with at least one bound),
+    or does it tell of a time inside it ("last week I was in Boston", written a week after)?"""
     if window is None or (window.since is None and window.until is None):
         return False
-    return in_window(row.get("created"), window.since, window.until)
+    created = row.get("created") or ""
+    if in_window(created, window.since, window.until):
+        return True
+    moment = parse_time(created) if created else None
+    if moment is None or (window.since is not None and moment + TOLD_REACH < window.since):
+        return False  # Why: cheap, and a memory written long before the window tells of none of it
+    return tells_of(told_window(row.get("text") or "", created), window)
+
+
+# How far ahead of its own date a memory's words reach: they name its past, or its own week
+# ("this Friday"); a season or a year ahead is too broad to count for a narrower window.
+TOLD_REACH = timedelta(days=7)
+
+
+@lru_cache(maxsize=8192)
+def told_window(text: str, created: str) -> Window | None:
+    """The time a memory's own words name ("yesterday", "last week", "in May", "on May 3rd"),
+    resolved against the memory's own date, as a query's time words are against `as_of`."""
+    moment = parse_time(created)
+    window = parse_window(text, moment) if moment is not None else None
+    return None if window is None or window.anchor is not None else window
 
 
 def telling_window(window: Window | None, candidates: list[dict]) -> Window | None:
