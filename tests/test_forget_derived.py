@@ -158,3 +158,14 @@ def test_an_id_only_left_in_the_archive_log_can_still_be_forgotten(store):
 
     assert done.exit_code == 0, done.output
     assert SECRET not in log_path(store).read_text()
+
+
+def test_the_told_time_cache_of_a_resident_process_keeps_no_memory_words():
+    """Recall remembers the time each candidate's words name; a forgotten memory's words must
+    not outlive it in a long-running server's cache."""
+    from memctl.service.retrieval import timing
+
+    told = timing.told_window(f"Last week I met {SECRET} in Boston.", "2023-11-02T10:00:00Z")
+    assert told is not None and told.since is not None
+    cached = repr(list(timing._told.items()))
+    assert SECRET not in cached and "Boston" not in cached

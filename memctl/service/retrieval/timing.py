@@ -9,9 +9,11 @@ migration and taking its date.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
@@ -74,13 +76,32 @@ def dated_inside(row: dict, window: Window | None) -> bool:
 TOLD_REACH = timedelta(days=7)
 
 
-@lru_cache(maxsize=8192)
+# Told times of recent candidates, by a digest of their text and date: a resident server
+# reads the same rows again, and keeps no memory's words in this cache (a forgotten memory's
+# text must not outlive it here).
+TOLD_CACHE_SIZE = 4096
+_told: OrderedDict[bytes, Window | None] = OrderedDict()
+_told_lock = threading.Lock()
+
+
 def told_window(text: str, created: str) -> Window | None:
     """The time a memory's own words name ("yesterday", "last week", "in May", "on May 3rd"),
     resolved against the memory's own date, as a query's time words are against `as_of`."""
+    key = hashlib.blake2b(f"{created}\x00{text}".encode(), digest_size=16).digest()
+    with _told_lock:
+        if key in _told:
+            _told.move_to_end(key)
+            return _told[key]
     moment = parse_time(created)
     window = parse_window(text, moment) if moment is not None else None
-    return None if window is None or window.anchor is not None else window
+    told = (
+        None if window is None or window.anchor is not None else Window(window.since, window.until)
+    )
+    with _told_lock:
+        _told[key] = told
+        if len(_told) > TOLD_CACHE_SIZE:
+            _told.popitem(last=False)
+    return told
 
 
 def telling_window(window: Window | None, candidates: list[dict]) -> Window | None:
