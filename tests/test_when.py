@@ -205,3 +205,21 @@ def test_a_time_a_memory_tells_of_counts_only_when_closed_and_no_wider_than_the_
     assert not tells_of(parse_window("yesterday", written), week)  # November 1st
     assert not tells_of(parse_window("since October 1st", written), week)  # open: no date
     assert not tells_of(None, week)
+
+
+@pytest.mark.parametrize(
+    "query, first, last",
+    [("What did John do the week before August 3, 2023?", date(2023, 7, 27), date(2023, 8, 2)),
+     ("the day after May 3rd", date(2023, 5, 4), date(2023, 5, 4)),
+     ("on the Sunday before October 25, 2022", date(2022, 10, 23), date(2022, 10, 23)),
+     ("the Monday before July 24, 2023", date(2023, 7, 17), date(2023, 7, 17)),  # not that day
+     ("on the Saturday after October 28, 2023", date(2023, 11, 4), date(2023, 11, 4)),
+     ("over the weekend before 4th October, 2023", date(2023, 9, 30), date(2023, 10, 1)),
+     ("the weekend before October 1, 2023", date(2023, 9, 23), date(2023, 9, 24)),  # a Sunday
+     ("a puppy she got two weeks before August 11, 2023", date(2023, 7, 25), date(2023, 7, 31))],
+)  # fmt: skip
+def test_a_time_counted_from_a_named_day(query, first, last):
+    """ "The week before August 3" is those seven days, not everything before August 3."""
+    window = parse_window(query, AUTUMN)
+    assert window is not None
+    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))

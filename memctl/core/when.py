@@ -494,6 +494,57 @@ def _latest_year(month: int, day: int | None, as_of: datetime) -> int:
     return as_of.year if (month, day or 1) <= (as_of.month, as_of.day) else as_of.year - 1
 
 
+_DAY_POINT = (  # a named day, read again by _point
+    rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}"
+    rf"|(?:{_MONTH_NAMES})\.? \d{{1,2}}{_ORDINAL}(?:,? {_YEAR})?(?![\d:])"
+    rf"|\d{{1,2}}{_ORDINAL} (?:of )?(?:{_MONTH_NAMES})\.?(?:,? {_YEAR})?"
+)
+_OFFSET = re.compile(
+    rf"\b(?:the )?(day|week|weekend|{'|'.join(WEEKDAYS)}|{_NUMBER} (?:days?|weeks?))"
+    rf" (before|after) ({_DAY_POINT})"
+)
+
+
+def _offsets(text: str, as_of: datetime, today: datetime) -> Window | None:
+    """A time counted from a named day: "the week before August 3, 2023" (the seven days
+    before it), "the day after May 3rd", "the Sunday before October 25", "the weekend before
+    4th October", "two weeks before August 11" (a rough date: a week around it)."""
+    if not _DATE_WORD.search(text):
+        return None
+    match = _OFFSET.search(text)
+    point = _point(match.group(4)) if match else None
+    if match is None or point is None or point.month is None or point.day is None:
+        return None
+    day = _day_of(point.year, point.month, point.day, as_of)
+    if day is None:
+        return None
+    what, after = match.group(1), match.group(3) == "after"
+    step = 1 if after else -1
+    if what == "day":
+        start = day + timedelta(days=step)
+        return Window(start, start + timedelta(days=1), match.group(0))
+    if what == "week":
+        start = day + timedelta(days=1) if after else day - timedelta(days=7)
+        return Window(start, start + timedelta(days=7), match.group(0))
+    if what == "weekend":
+        saturday = day + timedelta(days=step)
+        while saturday.weekday() != 5:
+            saturday += timedelta(days=step)
+        if not after and saturday + timedelta(days=1) >= day:
+            saturday -= timedelta(days=7)  # Why: the Sunday before a Sunday is a week back
+        return Window(saturday, saturday + timedelta(days=2), match.group(0))
+    if what in WEEKDAYS:
+        found = day + timedelta(days=step)
+        while found.weekday() != WEEKDAYS.index(what):
+            found += timedelta(days=step)
+        return Window(found, found + timedelta(days=1), match.group(0))
+    count, unit = what.rsplit(" ", 1)  # "two weeks", "a couple of days"
+    span = _number(count) * UNITS[unit]
+    center = day + timedelta(days=step * span)
+    half = timedelta(days=max(UNITS[unit] // 2, 1))
+    return Window(center - half, center + half + timedelta(days=1), match.group(0))
+
+
 _NTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3}
 _NTH_CN = {"一": 0, "1": 0, "二": 1, "2": 1, "三": 2, "3": 2, "四": 3, "4": 3}
 
@@ -693,7 +744,7 @@ _TIME_CUE = re.compile(
 # In this order: a span names a month, a season or both ends of a range, so it is read before
 # "last week" or a single day could take part of it ("the last week of October", "between
 # August 11 and August 15 2023").
-_FINDERS = (_ranges, _weeks_of_month, _month_parts, _seasons, _relative_days, _weekends,
+_FINDERS = (_offsets, _ranges, _weeks_of_month, _month_parts, _seasons, _relative_days, _weekends,
             _weekdays, _named_periods, _ago, _dates, _months, _years, _event)  # fmt: skip
 
 
