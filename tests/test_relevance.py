@@ -206,3 +206,24 @@ def test_a_memory_that_tells_of_the_window_counts_as_dated_in_it(store):
     hits = service.recall(store, "where did Calvin throw a party in the last week of October 2023",
                           k=4, min_relevance=0.0)  # fmt: skip
     assert "Boston" in hits[0].body
+
+
+def test_a_memory_is_dated_by_when_it_happened_not_when_it_was_filed(store):
+    """An episode written at a session's end, or a note filed days later, carries `occurred_at`:
+    time words and --since/--until go by it."""
+    service.add_memory(
+        store, "We rotated the staging database password after the audit.", type="episodic",
+        created="2025-06-20T10:00:00Z", extra={"occurred_at": "2025-06-03"}, sync=False,
+        force=True,
+    )  # fmt: skip
+    service.add_memory(
+        store, "We rotated the production API keys after the audit.", type="episodic",
+        created="2025-06-09T10:00:00Z", sync=False, force=True,
+    )  # fmt: skip
+    service.sync_index(store)
+    hits = service.recall(store, "what did we rotate on June 3rd", k=1, as_of="2025-06-25")
+    assert "staging" in hits[0].body
+    hits = service.recall(store, "rotated", since="2025-06-01", until="2025-06-05", min_relevance=0)
+    assert [hit.body for hit in hits] == [
+        "We rotated the staging database password after the audit.\n"
+    ]

@@ -77,6 +77,17 @@ class Memory:
     def display_title(self) -> str:
         return self.title or first_line(self.body) or self.id
 
+    @property
+    def dated(self) -> str:
+        """When what the memory tells of happened, as memctl writes times: its `occurred_at`
+        when it has one (an episode written at a session's end about its start, a note filed
+        days later), else `created`; "" when neither is a time."""
+        for value in (self.extra.get("occurred_at"), self.created):
+            moment = parse_time(value)
+            if moment is not None:
+                return utc_timestamp(moment)
+        return ""
+
     def embed_text(self) -> str:
         """The text that represents this memory in the index: title, tags and body.
 

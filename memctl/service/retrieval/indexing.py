@@ -66,8 +66,9 @@ MODEL_ID = BUNDLED_MODEL  # the default model (see service/retrieval/embedding.p
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
 # 5: CJK runs cut into bigrams for BM25; 6: files under private/ are private rows; 7: a model's
-# vector revision is part of the embed hash (core.embedding.VECTOR_REVISIONS)
-INDEX_RECIPE = 7
+# vector revision is part of the embed hash (core.embedding.VECTOR_REVISIONS); 8: a row's
+# `created` is the memory's date (`occurred_at`, else `created`), as ISO 8601 UTC
+INDEX_RECIPE = 8
 MODEL_MAX_TOKENS = 512  # the embedding model truncates longer texts
 
 
@@ -150,7 +151,9 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
         "agent": memory.agent or "",
         "scope": memory.scope,
         "archived": is_archived(relpath),
-        "created": memory.created or "",
+        # Why the memory's date, not its file's: time windows, --since/--until and the order
+        # of a session's memories are about when things happened.
+        "created": memory.dated,
         "updated": memory.updated or memory.created or "",
         "importance": float(memory.importance),
         "pinned": bool(memory.pinned),
@@ -558,7 +561,7 @@ def _apply_plan(
 
 
 def _order_key(memory: Memory) -> str:
-    return f"{memory.created or ''}\x00{memory.id}"  # the order recall's neighbours use
+    return f"{memory.dated}\x00{memory.id}"  # the order recall's neighbours use (the row's date)
 
 
 def _rederive_neighbours(store, old_files, files, derived, delete_ids) -> dict[str, str | None]:
