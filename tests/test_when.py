@@ -99,6 +99,13 @@ def test_a_time_past_the_calendar_is_no_window_and_no_crash(query):
 AUTUMN = datetime(2023, 10, 20, 15, 0, tzinfo=timezone.utc)
 
 
+def assert_days(query: str, first: date, last: date) -> None:
+    """The query's window runs from the start of `first` to the end of `last`."""
+    window = parse_window(query, AUTUMN)
+    assert window is not None
+    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+
+
 @pytest.mark.parametrize(
     "query, first, last",
     [("Where was John between August 11 and August 15 2023?", date(2023, 8, 11), date(2023, 8, 15)),
@@ -120,9 +127,7 @@ AUTUMN = datetime(2023, 10, 20, 15, 0, tzinfo=timezone.utc)
 def test_a_range_runs_from_its_first_end_to_the_whole_of_its_last(query, first, last):
     """The year or month an end leaves out comes from the other end: "August 11 and August
     15 2023" is one range in 2023, not August 11 of this year."""
-    window = parse_window(query, AUTUMN)
-    assert window is not None
-    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+    assert_days(query, first, last)
 
 
 @pytest.mark.parametrize(
@@ -144,9 +149,7 @@ def test_a_range_runs_from_its_first_end_to_the_whole_of_its_last(query, first, 
 )  # fmt: skip
 def test_weeks_and_parts_of_a_month_or_year(query, first, last):
     """ "the last week of October 2023" is that week of October, not the week before today."""
-    window = parse_window(query, AUTUMN)
-    assert window is not None
-    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+    assert_days(query, first, last)
 
 
 @pytest.mark.parametrize(
@@ -162,9 +165,7 @@ def test_weeks_and_parts_of_a_month_or_year(query, first, last):
      ("2022年冬天", date(2021, 12, 1), date(2022, 2, 28))],
 )  # fmt: skip
 def test_seasons_of_the_northern_hemisphere(query, first, last):
-    window = parse_window(query, AUTUMN)
-    assert window is not None
-    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+    assert_days(query, first, last)
 
 
 def test_last_summer_during_the_summer_is_the_year_before():
@@ -220,6 +221,4 @@ def test_a_time_a_memory_tells_of_counts_only_when_closed_and_no_wider_than_the_
 )  # fmt: skip
 def test_a_time_counted_from_a_named_day(query, first, last):
     """ "The week before August 3" is those seven days, not everything before August 3."""
-    window = parse_window(query, AUTUMN)
-    assert window is not None
-    assert (window.since.date(), window.until.date()) == (first, last + timedelta(days=1))
+    assert_days(query, first, last)

@@ -441,6 +441,15 @@ def _plainly_a_range(first: _Point, last: _Point, phrase: str) -> bool:
     return True
 
 
+def _named_day(text: str, as_of: datetime) -> datetime | None:
+    """The day a text names with its month and day ("August 7, 2023", "3rd May", 2023-05-03),
+    in its year, else its latest by `as_of`; None for anything else."""
+    point = _point(text)
+    if point is None or point.month is None or point.day is None:
+        return None
+    return _day_of(point.year, point.month, point.day, as_of)
+
+
 def _range_window(first: _Point, last: _Point, as_of: datetime) -> tuple[datetime, datetime] | None:
     month_a = first.month or last.month
     month_b = last.month or first.month
@@ -512,11 +521,8 @@ def _offsets(text: str, as_of: datetime, today: datetime) -> Window | None:
     if not _DATE_WORD.search(text):
         return None
     match = _OFFSET.search(text)
-    point = _point(match.group(4)) if match else None
-    if match is None or point is None or point.month is None or point.day is None:
-        return None
-    day = _day_of(point.year, point.month, point.day, as_of)
-    if day is None:
+    day = _named_day(match.group(4), as_of) if match else None
+    if match is None or day is None:
         return None
     what, after = match.group(1), match.group(3) == "after"
     step = 1 if after else -1
@@ -575,11 +581,8 @@ def _weeks_of_month(text: str, as_of: datetime, today: datetime) -> Window | Non
         first = start + timedelta(days=7 * _NTH[which])
         return Window(first, first + timedelta(days=7), match.group(0))
     match = re.search(rf"\b(?:the )?week of ({_POINT})", text)
-    point = _point(match.group(1)) if match else None
-    if match is None or point is None or point.month is None or point.day is None:
-        return None
-    day = _day_of(point.year, point.month, point.day, as_of)
-    if day is None:
+    day = _named_day(match.group(1), as_of) if match else None
+    if match is None or day is None:
         return None
     monday = _week_start(day)
     return Window(monday, monday + timedelta(days=7), match.group(0))
