@@ -451,6 +451,7 @@ def _named_day(text: str, as_of: datetime) -> datetime | None:
 
 
 def _range_window(first: _Point, last: _Point, as_of: datetime) -> tuple[datetime, datetime] | None:
+    """[start of the first end, end of the last end), or None when that is no range."""
     month_a = first.month or last.month
     month_b = last.month or first.month
     if month_a is None or month_b is None:  # years alone
