@@ -49,6 +49,27 @@ def segments_to_merge(segment_rows: Sequence[int], new_rows: int, fanout: int = 
         rows += sum(merged)
 
 
+# A segment whose live rows are fewer than this share of the documents it counted is merged
+# away with every newer one.
+STALE_SEGMENT_SHARE = 0.5
+
+
+def stale_segments_to_merge(live_rows: Sequence[int], documents: Sequence[int]) -> int:
+    """How many of the newest segments to merge so that none is left counting mostly deleted
+    rows (oldest first in both lists, which pair up); 0 when none does.
+
+    Why: a segment keeps its deleted rows in the statistics BM25 scores with (how many
+    documents hold a word, how long they are) until it is merged, so a store whose rows were
+    rewritten at once (an upgrade's re-sync) or largely deleted ranks unlike a fresh build.
+    """
+    if len(live_rows) != len(documents):
+        return 0
+    for position, (live, counted) in enumerate(zip(live_rows, documents, strict=True)):
+        if counted > 0 and live < STALE_SEGMENT_SHARE * counted:
+            return len(live_rows) - position
+    return 0
+
+
 @dataclass(frozen=True)
 class FragmentInfo:
     id: int

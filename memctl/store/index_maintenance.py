@@ -24,6 +24,7 @@ from memctl.core.index_policy import (
     FANOUT,
     FragmentInfo,
     segments_to_merge,
+    stale_segments_to_merge,
     tail_to_fold,
     versions_to_remove,
     wasteful_fragments,
@@ -208,7 +209,8 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
     fragments = fragment_infos(dataset)
     unindexed_rows = sum(f.rows for f in fragments if not f.indexed)
     tail = tail_to_fold(fragments, policy.fanout, force=force or unindexed_rows >= BULK_ROWS)
-    if not tail:
+    stale = {name: _stale_segments(dataset, name) for name, _ in TEXT_INDEXES.values()}
+    if not tail and not any(stale.values()):
         return dataset, report
     if len(tail) > 1:
         _compact_only(dataset, tail)
@@ -216,7 +218,7 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
     report.folded_fragments = len(tail)
     for column, (name, _) in TEXT_INDEXES.items():
         segments = dataset.stats.index_stats(name)["num_indexed_rows_per_delta"]
-        merge = segments_to_merge(segments, unindexed_rows, policy.fanout)
+        merge = max(segments_to_merge(segments, unindexed_rows, policy.fanout), stale[name])
         dataset.optimize.optimize_indices(index_names=[name], num_indices_to_merge=merge)
         dataset = dataset_at(dataset.uri)
         report.merged_segments += merge
@@ -227,6 +229,14 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
                 dataset = dataset_at(dataset.uri)
                 report.rewritten_fragments += len(covered)
     return dataset, report
+
+
+def _stale_segments(dataset, name: str) -> int:
+    """How many of the newest segments of a text index to merge so that none counts mostly
+    deleted rows in its BM25 statistics (see core.index_policy.stale_segments_to_merge)."""
+    stats = dataset.stats.index_stats(name)
+    counted = [segment.get("num_docs", 0) for segment in stats.get("segments", ())]
+    return stale_segments_to_merge(stats["num_indexed_rows_per_delta"], counted)
 
 
 def fragment_infos(dataset) -> list[FragmentInfo]:
