@@ -101,6 +101,7 @@ def test_a_segment_counting_mostly_deleted_rows_is_merged_with_the_newer_ones():
     assert stale_segments_to_merge([1000, 0, 8], [1000, 64, 8]) == 2  # from the stale one on
     assert stale_segments_to_merge([0, 1000], [1000, 1000]) == 2  # a re-sync wrote all anew
     assert stale_segments_to_merge([10, 8], [10]) == 0  # lists that do not pair: leave it
+    assert stale_segments_to_merge([1000, 0, 1], [1000, 4, 1]) == 0  # a few rows: the tiers'
 
 
 def test_the_tail_is_folded_once_it_is_long_enough():

@@ -54,18 +54,21 @@ def segments_to_merge(segment_rows: Sequence[int], new_rows: int, fanout: int = 
 STALE_SEGMENT_SHARE = 0.5
 
 
-def stale_segments_to_merge(live_rows: Sequence[int], documents: Sequence[int]) -> int:
+def stale_segments_to_merge(
+    live_rows: Sequence[int], documents: Sequence[int], fanout: int = FANOUT
+) -> int:
     """How many of the newest segments to merge so that none is left counting mostly deleted
-    rows (oldest first in both lists, which pair up); 0 when none does.
+    rows, at least `fanout` of them (oldest first in both lists, which pair up); 0 when none is.
 
     Why: a segment keeps its deleted rows in the statistics BM25 scores with (how many
     documents hold a word, how long they are) until it is merged, so a store whose rows were
-    rewritten at once (an upgrade's re-sync) or largely deleted ranks unlike a fresh build.
+    rewritten at once (an upgrade's re-sync) or largely deleted ranks unlike a fresh build. A
+    small segment's few deleted rows weigh little and the size-tiered merge takes it soon.
     """
     if len(live_rows) != len(documents):
         return 0
     for position, (live, counted) in enumerate(zip(live_rows, documents, strict=True)):
-        if counted > 0 and live < STALE_SEGMENT_SHARE * counted:
+        if counted - live >= fanout and live < STALE_SEGMENT_SHARE * counted:
             return len(live_rows) - position
     return 0
 

@@ -209,7 +209,9 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
     fragments = fragment_infos(dataset)
     unindexed_rows = sum(f.rows for f in fragments if not f.indexed)
     tail = tail_to_fold(fragments, policy.fanout, force=force or unindexed_rows >= BULK_ROWS)
-    stale = {name: _stale_segments(dataset, name) for name, _ in TEXT_INDEXES.values()}
+    stale = {
+        name: _stale_segments(dataset, name, policy.fanout) for name, _ in TEXT_INDEXES.values()
+    }
     if not tail and not any(stale.values()):
         return dataset, report
     if len(tail) > 1:
@@ -231,12 +233,12 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
     return dataset, report
 
 
-def _stale_segments(dataset, name: str) -> int:
+def _stale_segments(dataset, name: str, fanout: int) -> int:
     """How many of the newest segments of a text index to merge so that none counts mostly
     deleted rows in its BM25 statistics (see core.index_policy.stale_segments_to_merge)."""
     stats = dataset.stats.index_stats(name)
     counted = [segment.get("num_docs", 0) for segment in stats.get("segments", ())]
-    return stale_segments_to_merge(stats["num_indexed_rows_per_delta"], counted)
+    return stale_segments_to_merge(stats["num_indexed_rows_per_delta"], counted, fanout)
 
 
 def fragment_infos(dataset) -> list[FragmentInfo]:
