@@ -94,6 +94,9 @@ class RecallSettings:
     # A time the query names ("last week", "in May") adds this share of one retriever's top
     # score to memories dated then; it never removes the others. 0 turns it off.
     time_bonus: float = setting(1.0, at_least=0)
+    # In a conversation written turn by turn ("Caroline: ..."), a query naming one speaker adds
+    # this share of one retriever's top score to that speaker's own turns. 0 turns it off.
+    speaker_bonus: float = setting(0.25, at_least=0)
     rrf_k: int = setting(60, at_least=0)
     candidates: int = setting(50, at_least=1)
     # Share of a candidate's score passed to the memories written 1 and 2 steps before and

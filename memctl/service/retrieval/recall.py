@@ -38,6 +38,7 @@ from memctl.core.ranking import (
     sequence_neighbours,
     spread_to_neighbours,
 )
+from memctl.core.speakers import speaker_of, turns_of_asked
 from memctl.core.text_tokens import searchable_text
 from memctl.integrations.word_frequency import zipf
 from memctl.service.after_reply import later
@@ -232,6 +233,8 @@ def _search(
     _add_recency_bonus(scores, rows, settings, top_single)
     if window is not None:
         add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
+    if mode == "hybrid":
+        _add_speaker_bonus(scores, rows, query, settings.speaker_bonus * top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
     if mode == "hybrid":
@@ -415,6 +418,24 @@ def _add_recency_bonus(
         if created is not None:
             age_days = (now - created).total_seconds() / DAY_SECONDS
             scores[memory_id] += recency_bonus(age_days, share * top_rank, half_life)
+
+
+def _add_speaker_bonus(
+    scores: dict[str, float], rows: dict[str, dict], query: str, bonus: float
+) -> None:
+    """Turns of a conversation spoken by the person the query asks about gain `bonus`.
+
+    Only memories written in sequence (a session's turns) count as turns: elsewhere a leading
+    "Note:" is a heading, not a speaker."""
+    if bonus <= 0:
+        return
+    labels = {
+        memory_id: speaker_of(rows[memory_id]["text"])
+        for memory_id in scores
+        if rows.get(memory_id, {}).get("sequence")
+    }
+    for memory_id in turns_of_asked(query, labels):
+        scores[memory_id] += bonus
 
 
 def _count_access(store: Store, hits: list[Hit]) -> None:
