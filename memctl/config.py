@@ -97,6 +97,9 @@ class RecallSettings:
     # In a conversation written turn by turn ("Caroline: ..."), a query naming one speaker adds
     # this share of one retriever's top score to that speaker's own turns. 0 turns it off.
     speaker_bonus: float = setting(0.25, at_least=0)
+    # A conversation's turns gain this share of one retriever's top score x ln(1 + their
+    # words), capped at the candidates' median: chatter ("Wow, thanks!") ranks lower. 0 = off.
+    length_prior: float = setting(0.2, at_least=0)
     rrf_k: int = setting(60, at_least=0)
     candidates: int = setting(50, at_least=1)
     # Share of a candidate's score passed to the memories written 1 and 2 steps before and

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
 Key = TypeVar("Key", bound=Hashable)  # what is ranked: a memory id, or (id, chunk)
@@ -102,6 +103,32 @@ def score_fusion(
         for item, value in scores.items():
             fused[item] = fused.get(item, 0.0) + weight * value
     return fused
+
+
+_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile(r"[^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
+def text_words(text: str) -> float:
+    """How many words a text holds, alike across scripts: Latin words, and CJK characters
+    counted two to a word (the two-character words they are indexed as)."""
+    return len(_WORD.findall(text)) + len(_WIDE.findall(text)) / 2
+
+
+def length_priors(texts: Mapping[Key, str]) -> dict[Key, float]:
+    """ln(1 + words) of each text, capped at the median of them: what a turn's length says of
+    its chance to be the answer among these candidates.
+
+    Why: a conversation mixes answers with chatter ("Wow, thanks!"), which can hold the
+    question's words and BM25 favours for being short. A turn shorter than is usual among
+    the candidates gets less; a longer one gets no more (a long turn is not more relevant for
+    its length, and a pasted page would otherwise win)."""
+    priors = {key: math.log1p(text_words(text)) for key, text in texts.items()}
+    if not priors:
+        return {}
+    ordered = sorted(priors.values())
+    cap = ordered[len(ordered) // 2]
+    return {key: min(value, cap) for key, value in priors.items()}
 
 
 # A neighbour lifted by a memory's score ends at most at this share of that score.

@@ -124,7 +124,9 @@ def register(app: typer.Typer) -> None:
         At most -k memories, and only those relevant enough: a query nothing in the store is
         about returns nothing. Time words in the query ("last week", "between May 3 and May 9",
         "mid-August", "last summer", 上周, 5月初) favour memories of that time; --since and
-        --until keep only those. Example: memctl recall "how do we deploy" -k 3 --format context
+        --until keep only those. In a conversation stored turn by turn ("Caroline: ..."), a
+        question naming one speaker favours that speaker's own turns.
+        Example: memctl recall "how do we deploy" -k 3 --format context
         """
         if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:
             raise UsageError(f"--min-relevance must be between 0 and 1 (got {min_relevance}).")

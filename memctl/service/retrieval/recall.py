@@ -31,6 +31,7 @@ from memctl.core.memory import parse_time
 from memctl.core.ports import Index, MemoryFilter, Row
 from memctl.core.ranking import (
     contains_identifier,
+    length_priors,
     normalized_scores,
     query_identifiers,
     reciprocal_rank_fusion,
@@ -235,6 +236,7 @@ def _search(
         add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
     if mode == "hybrid":
         _add_speaker_bonus(scores, rows, query, settings.speaker_bonus * top_single)
+        _add_length_prior(scores, rows, settings.length_prior * top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
     if mode == "hybrid":
@@ -436,6 +438,23 @@ def _add_speaker_bonus(
     }
     for memory_id in turns_of_asked(query, labels):
         scores[memory_id] += bonus
+
+
+def _add_length_prior(scores: dict[str, float], rows: dict[str, dict], share: float) -> None:
+    """Turns of a conversation gain `share` x their length prior (core.ranking.length_priors):
+    chatter shorter than the usual candidate gets less.
+
+    Only memories written in sequence: notes written one by one are each meant to hold
+    something, and a short one is no chatter."""
+    if share <= 0:
+        return
+    turns = {
+        memory_id: rows[memory_id]["text"]
+        for memory_id in scores
+        if rows[memory_id].get("sequence")
+    }
+    for memory_id, prior in length_priors(turns).items():
+        scores[memory_id] += share * prior
 
 
 def _count_access(store: Store, hits: list[Hit]) -> None:

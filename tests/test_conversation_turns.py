@@ -1,4 +1,5 @@
-"""Who said a turn, and a question about a person favouring their own words."""
+"""Turns of a conversation: who said one (a question about a person favours their own words),
+and how much it says (a turn of chatter seldom answers)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from memctl import service
 from memctl.config import with_overrides
+from memctl.core.ranking import length_priors, text_words
 from memctl.core.speakers import asked_speakers, names, speaker_of, turns_of_asked
 
 
@@ -79,3 +81,61 @@ def test_labels_outside_a_conversation_are_headings_and_change_nothing(store):
     )  # fmt: skip
     assert [hit.id for hit in on] == [hit.id for hit in off]
     assert "docs/adr" in on[0].body
+
+
+def test_length_is_counted_alike_across_scripts():
+    assert text_words("Wow, thanks!") == 2
+    assert text_words("我们把数据库迁到了云上") == 5.5  # eleven characters, two to a word
+
+
+def test_a_turn_shorter_than_the_usual_candidate_gets_less_and_a_longer_one_no_more():
+    priors = length_priors({
+        "chatter": "Wow, thanks!",
+        "answer": "I baked a lemon cake with blueberry frosting for the party",
+        "median": "We went to the lake on Saturday with the kids",
+        "page": "word " * 5000,
+    })  # fmt: skip
+    assert priors["chatter"] < priors["median"] < priors["answer"] == priors["page"]
+    assert length_priors({}) == {}
+
+
+@pytest.mark.model
+def test_in_a_conversation_the_turn_that_says_something_outranks_chatter(store):
+    """A short turn that repeats the question's words ("The party was great, thanks!") is
+    chatter next to the turn that answers: shorter than the usual turn, it ranks lower."""
+    _conversation(store, [
+        "Nate: The party was great, thanks!",
+        "Joanna: Did you bake anything for it?",
+        "Nate: Yes! I baked a lemon cake with blueberry frosting for the party, it took me all "
+        "afternoon and everyone asked for the recipe.",
+        "Joanna: Wow, a party! Nate, you always throw the best parties.",
+        "Nate: Thanks!",
+        "Joanna: My sister started her new job at the hospital this week and she already loves "
+        "the team there.",
+        "Nate: That is great news, tell her congratulations from me and my turtles, they send "
+        "their best.",
+        "Joanna: I finished the second draft of my screenplay last night and sent it to the "
+        "producer for notes.",
+    ])  # fmt: skip
+    query = "What did Nate bake for the party?"
+    hits = service.recall(store, query, k=3, min_relevance=0.0)
+    assert "lemon cake" in hits[0].body
+    flat = with_overrides(store, {"recall": {"length_prior": 0}})
+    assert "lemon cake" not in service.recall(flat, query, k=3, min_relevance=0.0)[0].body
+
+
+@pytest.mark.model
+def test_notes_written_one_by_one_are_not_ranked_by_length(store):
+    """Outside a conversation a short note is as meant as a long one: no length prior."""
+    for text in (
+        "Production database is PostgreSQL 16.",
+        "The analytics job copies the production database to the warehouse every night at two, "
+        "after the backups finish, and posts the row counts to the data channel.",
+    ):
+        service.add_memory(store, text, type="semantic", sync=False)
+    service.sync_index(store)
+    query = "which database runs production"
+    flat = with_overrides(store, {"recall": {"length_prior": 0}})
+    strong = with_overrides(store, {"recall": {"length_prior": 2.0}})
+    ranked = [hit.id for hit in service.recall(strong, query, k=2, min_relevance=0.0)]
+    assert ranked == [hit.id for hit in service.recall(flat, query, k=2, min_relevance=0.0)]
