@@ -7,6 +7,8 @@ import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
+from memctl.core.text_tokens import CJK_RUN
+
 Key = TypeVar("Key", bound=Hashable)  # what is ranked: a memory id, or (id, chunk)
 
 # Tokens a person types when they mean one exact thing: snake_case, camelCase, dotted or
@@ -105,14 +107,14 @@ def score_fusion(
     return fused
 
 
-_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_WORD = re.compile(r"[^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_WORD = re.compile(r"\w+")
 
 
 def text_words(text: str) -> float:
     """How many words a text holds, alike across scripts: Latin words, and CJK characters
     counted two to a word (the two-character words they are indexed as)."""
-    return len(_WORD.findall(text)) + len(_WIDE.findall(text)) / 2
+    wide = sum(len(run) for run in CJK_RUN.findall(text))
+    return len(_WORD.findall(CJK_RUN.sub(" ", text))) + wide / 2
 
 
 def length_priors(texts: Mapping[Key, str]) -> dict[Key, float]:

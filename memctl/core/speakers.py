@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from memctl.core.text_tokens import HAN_ONLY
+
 # One to three capitalised words (a name, a role: "Caroline", "Mary Ann", "User") or a short
 # CJK name, then a colon (ASCII or full-width) and the words said.
 _LABEL = re.compile(
     r"\s*(?P<label>[A-Z][\w'’.-]{0,30}(?: [A-Z][\w'’.-]{0,30}){0,2}|[\u4e00-\u9fff]{1,4})"
     r"\s*[:：]\s*\S"
 )
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def speaker_of(text: str) -> str | None:
@@ -29,7 +30,7 @@ def speaker_of(text: str) -> str | None:
 def names(query: str, label: str) -> bool:
     """Whether the query names the speaker: the label's first word as a whole word, any case
     ("user" names "User"; "Mary" names "Mary Ann"); a CJK label anywhere in the query."""
-    if _CJK.match(label):
+    if HAN_ONLY.match(label):
         return label in query
     first = label.split()[0]
     return (

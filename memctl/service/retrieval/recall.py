@@ -235,8 +235,9 @@ def _search(
     if window is not None:
         add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
     if mode == "hybrid":
-        _add_speaker_bonus(scores, rows, query, settings.speaker_bonus * top_single)
-        _add_length_prior(scores, rows, settings.length_prior * top_single)
+        turns = _conversation_turns(scores, rows)
+        _add_speaker_bonus(scores, turns, query, settings.speaker_bonus * top_single)
+        _add_length_prior(scores, turns, settings.length_prior * top_single)
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
     if mode == "hybrid":
@@ -422,37 +423,34 @@ def _add_recency_bonus(
             scores[memory_id] += recency_bonus(age_days, share * top_rank, half_life)
 
 
-def _add_speaker_bonus(
-    scores: dict[str, float], rows: dict[str, dict], query: str, bonus: float
-) -> None:
-    """Turns of a conversation spoken by the person the query asks about gain `bonus`.
+def _conversation_turns(scores: dict[str, float], rows: dict[str, dict]) -> dict[str, str]:
+    """The candidates written in sequence (a session's turns), by id, with their text.
 
-    Only memories written in sequence (a session's turns) count as turns: elsewhere a leading
-    "Note:" is a heading, not a speaker."""
-    if bonus <= 0:
-        return
-    labels = {
-        memory_id: speaker_of(rows[memory_id]["text"])
-        for memory_id in scores
-        if rows.get(memory_id, {}).get("sequence")
-    }
-    for memory_id in turns_of_asked(query, labels):
-        scores[memory_id] += bonus
-
-
-def _add_length_prior(scores: dict[str, float], rows: dict[str, dict], share: float) -> None:
-    """Turns of a conversation gain `share` x their length prior (core.ranking.length_priors):
-    chatter shorter than the usual candidate gets less.
-
-    Only memories written in sequence: notes written one by one are each meant to hold
-    something, and a short one is no chatter."""
-    if share <= 0:
-        return
-    turns = {
+    Only these are turns: elsewhere a leading "Note:" is a heading, not a speaker, and a short
+    note written on its own is meant to hold something, not chatter."""
+    return {
         memory_id: rows[memory_id]["text"]
         for memory_id in scores
         if rows[memory_id].get("sequence")
     }
+
+
+def _add_speaker_bonus(
+    scores: dict[str, float], turns: dict[str, str], query: str, bonus: float
+) -> None:
+    """Turns spoken by the person the query asks about gain `bonus` (core.speakers)."""
+    if bonus <= 0:
+        return
+    labels = {memory_id: speaker_of(text) for memory_id, text in turns.items()}
+    for memory_id in turns_of_asked(query, labels):
+        scores[memory_id] += bonus
+
+
+def _add_length_prior(scores: dict[str, float], turns: dict[str, str], share: float) -> None:
+    """Turns gain `share` x their length prior (core.ranking.length_priors): chatter shorter
+    than the usual candidate gets less."""
+    if share <= 0:
+        return
     for memory_id, prior in length_priors(turns).items():
         scores[memory_id] += share * prior
 
