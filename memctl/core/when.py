@@ -111,6 +111,39 @@ def parse_window(query: str, as_of: datetime) -> Window | None:
     return None
 
 
+# A question whose answer is a time: "When did ...", "What year ...", "How long ago ...",
+# 什么时候, 哪一年, 几月. "when" must be followed by a verb of the question, so "what do we do
+# when the build fails" asks for a procedure, not a date.
+_ASKS_WHEN = re.compile(
+    r"\bwhen\s+(?:did|do|does|was|were|is|are|will|would|could|should|can|has|have|had)\b"
+    r"|\bsince when\b|\bhow long ago\b"
+    r"|\b(?:what|which)\s+(?:year|month|day|date|week|weekend|season|time of year)\b"
+    r"|\bon what (?:day|date)\b"
+    r"|什么时候|何时|哪一?年|哪个月|几月|哪一?天|几号|多久以前|多久前"
+)
+
+
+def asks_when(query: str) -> bool:
+    """Does the query ask for a time (the answer is a date, not a thing)?"""
+    return _ASKS_WHEN.search(query[:MAX_TIME_CHARS].lower()) is not None
+
+
+# A time that recurs or a time of day ("every Thursday", "weekly", "at 4pm", "10:30",
+# 每周四, 每月, 下午四点): no window to resolve, yet the answer to "when is the standup?".
+_SCHEDULE = re.compile(
+    r"\b(?:every|each)\s+(?:other\s+)?(?:day|morning|evening|night|week|weekday|weekend|month"
+    r"|quarter|year|sprint|release|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b"
+    r"|\b(?:daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly|annually)\b"
+    r"|\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|(?<![\d.])(?:[01]?\d|2[0-3]):[0-5]\d\b|\bnoon\b"
+    r"|每(?:天|日|晚|周|星期|个?月|季度?|年)|[上下中]午|[早晚]上\S{0,3}点|[\d一二两三四五六七八九十]+点"
+)
+
+
+def states_schedule(text: str) -> bool:
+    """Does the text name a recurring time or a time of day?"""
+    return _SCHEDULE.search(text[:MAX_TIME_CHARS].lower()) is not None
+
+
 _RELATIVE_DAYS = (  # (pattern, first day back, days in the window)
     (r"\bthe day before yesterday\b|前天", 2, 1),
     (r"\blast night\b|昨晚|昨天晚上", 1, 2),  # the evening, or the small hours of today

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
-from memctl.core.when import Window, around, parse_window, tells_of
+from memctl.core.when import Window, around, parse_window, states_schedule, tells_of
 
 
 def as_datetime(value: str | datetime | None, name: str) -> datetime | None:
@@ -124,6 +124,24 @@ def add_time_bonus(scores: dict, rows: dict, window: Window | None, bonus: float
     for memory_id in scores:
         if dated_inside(rows.get(memory_id) or {}, window):
             scores[memory_id] += bonus
+
+
+def add_telling_bonus(scores: dict, rows: dict, bonus: float) -> None:
+    """Memories whose own words tell a time gain `bonus`, when some candidates do and some
+    do not: asked when something happened, the memory that says when is the likelier answer."""
+    if bonus <= 0:
+        return
+    tellers = [memory_id for memory_id in scores if _tells_a_time(rows.get(memory_id) or {})]
+    if 0 < len(tellers) < len(scores):
+        for memory_id in tellers:
+            scores[memory_id] += bonus
+
+
+def _tells_a_time(row: dict) -> bool:
+    """Do the memory's words name a time: a schedule ("every Thursday at 4pm") or a date they
+    tell of ("last week", "on May 3")?"""
+    text = row.get("text") or ""
+    return states_schedule(text) or told_window(text, row.get("created") or "") is not None
 
 
 def without_phrase(query: str, window: Window | None) -> str:

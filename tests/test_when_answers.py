@@ -1,0 +1,113 @@
+"""A question asking when: the memory that says when ranks higher than one that only names the
+same thing."""
+
+from __future__ import annotations
+
+import pytest
+
+from memctl import service
+from memctl.config import with_overrides
+from memctl.core.when import asks_when, states_schedule
+from memctl.service.retrieval.timing import add_telling_bonus
+
+
+def test_a_question_asks_when_by_its_words_in_english_and_chinese():
+    for query in (
+        "When did we move CI to GitLab?",
+        "when is the standup",
+        "What year did Caroline move?",
+        "Which month was the outage in",
+        "How long ago did we rotate the keys?",
+        "我们什么时候迁移的数据库？",
+        "张伟哪一年搬到北京",
+        "黑客马拉松在哪一天举行？",
+    ):
+        assert asks_when(query), query
+    # "when" as a conjunction asks for a procedure, not a date.
+    for query in (
+        "What do we do when the build fails?",
+        "where are invoices stored",
+        "how do we ship to production",
+        "数据库放在哪里",
+    ):
+        assert not asks_when(query), query
+
+
+def test_a_schedule_or_a_time_of_day_is_a_time():
+    for text in (
+        "Sprint planning happens every other Monday at 10am.",
+        "Backups run nightly and are kept for 30 days.",
+        "The standup is at 09:30 in the small room.",
+        "技术分享会定在每周四下午四点。",
+    ):
+        assert states_schedule(text), text
+    for text in (
+        "The API returns 404 when the id is unknown.",
+        "Build 1.2:30 failed on the arm runner.",
+        "The billing service stores invoices in PostgreSQL 16.",
+    ):
+        assert not states_schedule(text), text
+
+
+def _rows(texts: dict[str, str]) -> dict[str, dict]:
+    return {key: {"text": text, "created": "2024-03-14T09:00:00Z"} for key, text in texts.items()}
+
+
+def test_only_the_memories_that_tell_a_time_gain_and_only_when_they_tell_candidates_apart():
+    rows = _rows({
+        "told": "We finished the move last Tuesday.",
+        "schedule": "Deploys go out every Thursday at 4pm.",
+        "plain": "The builds run on the new runners.",
+    })  # fmt: skip
+    scores = {key: 1.0 for key in rows}
+    add_telling_bonus(scores, rows, 0.5)
+    assert scores == {"told": 1.5, "schedule": 1.5, "plain": 1.0}
+    # Every candidate tells a time: nothing to tell apart, nothing moves.
+    both = _rows({"a": "Moved last Tuesday.", "b": "Deploys go out every Thursday."})
+    scores = {key: 1.0 for key in both}
+    add_telling_bonus(scores, both, 0.5)
+    assert scores == {"a": 1.0, "b": 1.0}
+
+
+def _note(store, name: str, text: str, created: str) -> None:
+    path = store.root / "semantic" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nid: {name}\ntype: semantic\ncreated: '{created}'\n---\n\n{text}\n")
+
+
+@pytest.fixture
+def move_notes(store):
+    _note(store, "how", "We moved the builds over to the new runners, which are much faster.",
+          "2024-03-20T09:00:00Z")  # fmt: skip
+    _note(store, "when", "The builds went over to the new runners last Tuesday.",
+          "2024-03-14T09:00:00Z")  # fmt: skip
+    _note(
+        store, "pg", "The billing service stores invoices in PostgreSQL 16.", "2024-02-01T09:00:00Z"
+    )
+    _note(store, "tags", "Releases are cut from main and tagged with the version.",
+          "2024-01-10T09:00:00Z")  # fmt: skip
+    service.sync_index(store)
+    return store
+
+
+@pytest.mark.model
+def test_asked_when_the_memory_that_says_when_gains_over_one_that_does_not(move_notes):
+    query = "When did we move the builds to the new runners?"
+    on = {hit.id: hit.score for hit in service.recall(move_notes, query, k=2)}
+    off_store = with_overrides(move_notes, {"recall": {"when_bonus": 0}})
+    off = {hit.id: hit.score for hit in service.recall(off_store, query, k=2)}
+    assert on["how"] == pytest.approx(off["how"])
+    assert on["when"] > off["when"]
+    strong = with_overrides(move_notes, {"recall": {"when_bonus": 2.0}})
+    assert service.recall(strong, query, k=2)[0].id == "when"
+    assert service.recall(off_store, query, k=2)[0].id == "how"
+
+
+@pytest.mark.model
+def test_a_question_that_does_not_ask_when_is_ranked_as_before(move_notes):
+    query = "Where did we move the builds?"
+    strong = with_overrides(move_notes, {"recall": {"when_bonus": 2.0}})
+    off = with_overrides(move_notes, {"recall": {"when_bonus": 0}})
+    assert [(h.id, h.score) for h in service.recall(strong, query, k=4, min_relevance=0.0)] == [
+        (h.id, h.score) for h in service.recall(off, query, k=4, min_relevance=0.0)
+    ]
