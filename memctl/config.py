@@ -94,10 +94,10 @@ class RecallSettings:
     # A time the query names ("last week", "in May") adds this share of one retriever's top
     # score to memories dated then; it never removes the others. 0 turns it off.
     time_bonus: float = setting(1.0, at_least=0)
-    # A question asking when ("When did we migrate?", 什么时候) adds this share of one
-    # retriever's top score to memories whose own words tell a time ("last week", "on May 3").
-    # 0 turns it off.
-    when_bonus: float = setting(0.5, at_least=0)
+    # A question asking when or where ("When did we migrate?", "Where are invoices stored?",
+    # 什么时候, 哪里) adds this share of one retriever's top score to memories whose own words
+    # hold that kind of answer (a date or schedule; a place, path or address). 0 turns it off.
+    answer_bonus: float = setting(0.5, at_least=0)
     # In a conversation written turn by turn ("Caroline: ..."), a query naming one speaker adds
     # this share of one retriever's top score to that speaker's own turns. 0 turns it off.
     speaker_bonus: float = setting(0.25, at_least=0)

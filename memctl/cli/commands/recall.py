@@ -125,7 +125,8 @@ def register(app: typer.Typer) -> None:
         about returns nothing. Time words in the query ("last week", "between May 3 and May 9",
         "mid-August", "last summer", 上周, 5月初) favour memories of that time; --since and
         --until keep only those. In a conversation stored turn by turn ("Caroline: ..."), a
-        question naming one speaker favours that speaker's own turns.
+        question naming one speaker favours that speaker's own turns. Asked when or where
+        ("When did we move CI?", 哪里), memories that say a time or a place rank higher.
         Example: memctl recall "how do we deploy" -k 3 --format context
         """
         if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:

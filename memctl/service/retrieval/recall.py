@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from functools import partial
 
 from memctl.config import RecallSettings, Store
+from memctl.core.answer_kinds import asked_kind
 from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import UsageError
 from memctl.core.evidence import (
@@ -41,9 +42,9 @@ from memctl.core.ranking import (
 )
 from memctl.core.speakers import speaker_of, turns_of_asked
 from memctl.core.text_tokens import searchable_text
-from memctl.core.when import asks_when
 from memctl.integrations.word_frequency import zipf
 from memctl.service.after_reply import later
+from memctl.service.retrieval.answers import add_answer_bonus
 from memctl.service.retrieval.embedding import index_model, model_settings
 from memctl.service.retrieval.hits import (
     EVIDENCE_DEPTH,
@@ -59,7 +60,6 @@ from memctl.service.retrieval.query_vectors import start_query_embedding
 from memctl.service.retrieval.second_hop import covering_order, follow_bridges
 from memctl.service.retrieval.text_prefetch import take_prefetched
 from memctl.service.retrieval.timing import (
-    add_telling_bonus,
     add_time_bonus,
     explicit_window,
     in_window,
@@ -236,8 +236,8 @@ def _search(
     _add_recency_bonus(scores, rows, settings, top_single)
     if window is not None:
         add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
-    if mode == "hybrid" and asks_when(query):
-        add_telling_bonus(scores, rows, settings.when_bonus * top_single)
+    if mode == "hybrid":
+        add_answer_bonus(scores, rows, asked_kind(query), settings.answer_bonus * top_single)
     if mode == "hybrid":
         turns = _conversation_turns(scores, rows)
         _add_speaker_bonus(scores, turns, query, settings.speaker_bonus * top_single)

@@ -126,18 +126,7 @@ def add_time_bonus(scores: dict, rows: dict, window: Window | None, bonus: float
             scores[memory_id] += bonus
 
 
-def add_telling_bonus(scores: dict, rows: dict, bonus: float) -> None:
-    """Memories whose own words tell a time gain `bonus`, when some candidates do and some
-    do not: asked when something happened, the memory that says when is the likelier answer."""
-    if bonus <= 0:
-        return
-    tellers = [memory_id for memory_id in scores if _tells_a_time(rows.get(memory_id) or {})]
-    if 0 < len(tellers) < len(scores):
-        for memory_id in tellers:
-            scores[memory_id] += bonus
-
-
-def _tells_a_time(row: dict) -> bool:
+def tells_a_time(row: dict) -> bool:
     """Do the memory's words name a time: a schedule ("every Thursday at 4pm") or a date they
     tell of ("last week", "on May 3")?"""
     text = row.get("text") or ""
