@@ -238,7 +238,6 @@ def _search(
         add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
     if mode == "hybrid":
         add_answer_bonus(scores, rows, asked_kind(query), settings.answer_bonus * top_single)
-    if mode == "hybrid":
         turns = _conversation_turns(scores, rows)
         _add_speaker_bonus(scores, turns, query, settings.speaker_bonus * top_single)
         _add_length_prior(scores, turns, settings.length_prior * top_single)
