@@ -169,3 +169,13 @@ def test_the_told_time_cache_of_a_resident_process_keeps_no_memory_words():
     assert told is not None and told.since is not None
     cached = repr(list(timing._told.items()))
     assert SECRET not in cached and "Boston" not in cached
+
+
+def test_what_recall_read_of_a_candidate_is_kept_without_its_words():
+    """Asked where, recall remembers which candidates name a place; the same rule holds."""
+    from memctl.service.retrieval import answers
+
+    row = {"text": f"{SECRET} moved the backups to S3 in Frankfurt.", "created": ""}
+    assert answers.holds_answer("place", row)
+    cached = repr(answers._held.items())
+    assert SECRET not in cached and "Frankfurt" not in cached

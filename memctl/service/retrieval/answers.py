@@ -1,17 +1,13 @@
 """The candidates that hold the kind of answer a question asks for (core.answer_kinds).
 
-Reading a text for a time or a place takes ~20-40 µs; a resident server sees the same
-candidates again and again, so what each holds is kept by a digest of its text and date (no
-memory's words are kept: a forgotten memory's text must not outlive it here).
+Reading a text for a time or a place takes ~20-40 µs; what each candidate holds is kept by a
+digest of its text and date (digest_cache).
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
-
 from memctl.core.answer_kinds import TIME, states_place
+from memctl.service.retrieval.digest_cache import DigestCache
 from memctl.service.retrieval.timing import tells_a_time
 
 CACHE_SIZE = 8192
@@ -19,24 +15,16 @@ CACHE_SIZE = 8192
 # candidate from further down into the answer, and reading every candidate for its time (a
 # conversation's neighbours make them 200 or more) took ~40 ms in a fresh process, against ~8.
 HEAD = 50
-_held: OrderedDict[bytes, bool] = OrderedDict()
-_lock = threading.Lock()
+_held: DigestCache[bool] = DigestCache(CACHE_SIZE)
 
 
 def holds_answer(kind: str, row: dict) -> bool:
     """Does the memory of this index row hold a `kind` answer (a time it tells, a place)?"""
     text, created = row.get("text") or "", row.get("created") or ""
-    key = hashlib.blake2b(f"{kind}\x00{created}\x00{text}".encode(), digest_size=16).digest()
-    with _lock:
-        if key in _held:
-            _held.move_to_end(key)
-            return _held[key]
-    held = tells_a_time(row) if kind == TIME else states_place(text)
-    with _lock:
-        _held[key] = held
-        if len(_held) > CACHE_SIZE:
-            _held.popitem(last=False)
-    return held
+    return _held.get(
+        (kind, created, text),
+        lambda: tells_a_time(row) if kind == TIME else states_place(text),
+    )
 
 
 def add_answer_bonus(

@@ -9,15 +9,13 @@ migration and taking its date.
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
 from memctl.core.when import Window, around, parse_window, states_schedule, tells_of
+from memctl.service.retrieval.digest_cache import DigestCache
 
 
 def as_datetime(value: str | datetime | None, name: str) -> datetime | None:
@@ -76,32 +74,23 @@ def dated_inside(row: dict, window: Window | None) -> bool:
 TOLD_REACH = timedelta(days=7)
 
 
-# Told times of recent candidates, by a digest of their text and date: a resident server
-# reads the same rows again, and keeps no memory's words in this cache (a forgotten memory's
-# text must not outlive it here).
+# Told times of recent candidates (a resident server reads the same rows again).
 TOLD_CACHE_SIZE = 4096
-_told: OrderedDict[bytes, Window | None] = OrderedDict()
-_told_lock = threading.Lock()
+_told: DigestCache[Window | None] = DigestCache(TOLD_CACHE_SIZE)
 
 
 def told_window(text: str, created: str) -> Window | None:
     """The time a memory's own words name ("yesterday", "last week", "in May", "on May 3rd"),
     resolved against the memory's own date, as a query's time words are against `as_of`."""
-    key = hashlib.blake2b(f"{created}\x00{text}".encode(), digest_size=16).digest()
-    with _told_lock:
-        if key in _told:
-            _told.move_to_end(key)
-            return _told[key]
+    return _told.get((created, text), lambda: _read_told_window(text, created))
+
+
+def _read_told_window(text: str, created: str) -> Window | None:
     moment = parse_time(created)
     window = parse_window(text, moment) if moment is not None else None
-    told = (
+    return (
         None if window is None or window.anchor is not None else Window(window.since, window.until)
     )
-    with _told_lock:
-        _told[key] = told
-        if len(_told) > TOLD_CACHE_SIZE:
-            _told.popitem(last=False)
-    return told
 
 
 def telling_window(window: Window | None, candidates: list[dict]) -> Window | None:
