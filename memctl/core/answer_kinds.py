@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 
-from memctl.core.when import asks_when
+from memctl.core.when import QUESTION_VERBS, asks_when
 
 TIME, PLACE = "time", "place"
 MAX_CHARS = 2000
 
-_AUX = r"(?:did|do|does|is|are|was|were|will|would|could|should|can|has|have|had)"
 _ASKS_PLACE = re.compile(
-    rf"^\W*where\b|\bwhere\s+{_AUX}\b"
+    rf"^\W*where\b|\bwhere\s+{QUESTION_VERBS}\b"
     r"|\b(?:what|which)\s+(?:city|country|state|town|place|region|address|folder|directory"
     r"|repo|repository|bucket|server|host|channel)\b"
     r"|哪里|哪儿|在哪|什么地方|哪个(?:城市|国家|地方|目录|仓库|服务器)"

@@ -114,8 +114,9 @@ def parse_window(query: str, as_of: datetime) -> Window | None:
 # A question whose answer is a time: "When did ...", "What year ...", "How long ago ...",
 # 什么时候, 哪一年, 几月. "when" must be followed by a verb of the question, so "what do we do
 # when the build fails" asks for a procedure, not a date.
+QUESTION_VERBS = r"(?:did|do|does|is|are|was|were|will|would|could|should|can|has|have|had)"
 _ASKS_WHEN = re.compile(
-    r"\bwhen\s+(?:did|do|does|was|were|is|are|will|would|could|should|can|has|have|had)\b"
+    rf"\bwhen\s+{QUESTION_VERBS}\b"
     r"|\bsince when\b|\bhow long ago\b"
     r"|\b(?:what|which)\s+(?:year|month|day|date|week|weekend|season|time of year)\b"
     r"|\bon what (?:day|date)\b"
