@@ -355,6 +355,37 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
     )
 
 
+ENGINE_MEMORY_MB_ENV = "MEMCTL_ENGINE_MEMORY_MB"
+ENGINE_MAX_STORES_ENV = "MEMCTL_ENGINE_MAX_STORES"
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The user's engine (`memctl serve`): one process for every store, so its limits come from
+    the environment it is started with, not from any one store's config.yaml."""
+
+    memory_mb: float = 400.0  # MEMCTL_ENGINE_MEMORY_MB: over this RSS it sheds, then restarts
+    max_stores: int = 32  # MEMCTL_ENGINE_MAX_STORES: open at once; the least recent closes first
+
+
+def engine_settings(env: Mapping[str, str] | None = None) -> EngineSettings:
+    """The engine's limits; a value that is not a positive number keeps the default."""
+    env = os.environ if env is None else env
+    defaults = EngineSettings()
+
+    def number(name: str, default: float) -> float:
+        try:
+            value = float(env.get(name, "") or default)
+        except ValueError:
+            return default
+        return value if value > 0 else default
+
+    return EngineSettings(
+        memory_mb=number(ENGINE_MEMORY_MB_ENV, defaults.memory_mb),
+        max_stores=int(number(ENGINE_MAX_STORES_ENV, defaults.max_stores)),
+    )
+
+
 def editor_command() -> str:
     """$VISUAL, else $EDITOR, else vi: what `memctl edit` opens."""
     return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
