@@ -51,7 +51,11 @@ def engine_home() -> Iterator[Path]:
 
 
 def memctl_env(server: bool = True, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_") or k == RUNTIME_ENV}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MEMCTL_") or k == RUNTIME_ENV or k.startswith("MEMCTL_ENGINE_")
+    }
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.pop("CLAUDE_PROJECT_DIR", None)
     if not server:

@@ -58,7 +58,9 @@ READ_REQUEST_TIMEOUT_S = 10.0
 MAX_BURST = 32  # adds waiting together run as one burst of at most this many
 SEND_REPLY_TIMEOUT_S = 30.0  # a client that stops reading does not hold the next command up
 DEFAULT_IDLE_MINUTES = 30.0  # an engine no store ever used leaves after this
-RESTART_ABOVE_START = 1.25  # over budget after shedding and this much above its warm size
+RESTART_ABOVE_FLOOR = 1.25  # over budget after shedding and this much above its smallest shed size
+SHED_EVERY_S = 60.0  # still over budget with one store open: shed again after this long
+SHED_AGAIN_ABOVE = 1.1  # or once it grew this much since it last shed
 
 
 def _first_words(header: dict[str, Any]) -> str:
@@ -138,8 +140,9 @@ class Engine:
         self.stop_reason: str | None = None
         self.exec_lock = threading.Lock()
         self.stores = OpenStores(self.log, self._sync_after_changes, self._warm_store)
-        self.warm_rss = 0
-        self._over_budget_noted = False
+        self._shed: tuple[float, int] | None = None  # when it last shed, and the RSS left
+        self._floor: int | None = None  # the smallest RSS shedding ever left
+        self._warned = False
         self._queue: list[_Waiting] = []  # run requests waiting for exec_lock, in arrival order
         self._queue_lock = threading.Lock()
         self._counts = threading.Lock()
@@ -201,7 +204,7 @@ class Engine:
         # a full collection no longer walks them in the middle of a request (~50-150 ms).
         gc.collect()
         gc.freeze()
-        self.warm_rss = budget.rss_bytes()
+        budget.trim_heap()  # Why: loading leaves ~65 MB of freed heap the OS can have back
 
     def _warm_store(self, session: StoreSession) -> None:
         """A store's first request: its model loaded (once per model), its table read."""
@@ -300,26 +303,35 @@ class Engine:
 
     def _keep_to_budget(self) -> None:
         """Over the memory budget: close every store but the last used, drop the caches; still
-        over (and well above its warm size, so a new engine would do better), leave. Holds
-        exec_lock."""
-        if budget.rss_bytes() <= self.budget_bytes:
-            self._over_budget_noted = False
-            return
-        before = budget.rss_bytes()
+        over and well above the smallest size shedding ever reached (so a fresh engine would
+        do better), leave. Holds exec_lock."""
+        rss = budget.rss_bytes()
+        if rss <= self.budget_bytes or not len(self.stores):
+            return  # Why no store: what an engine with none holds is its floor (code, model)
+        now = time.monotonic()
+        if (
+            self._shed is not None
+            and len(self.stores) <= 1
+            and rss < self._shed[1] * SHED_AGAIN_ABOVE
+            and now - self._shed[0] < SHED_EVERY_S
+        ):
+            return  # Why: shedding again would free nothing new; not on every request
         self.stores.close_idle(self.idle_override, keep_recent=1)
         budget.drop_caches()
         after = budget.rss_bytes()
+        self._shed = (now, after)
+        self._floor = min(self._floor or after, after)
         self.log.info(
             "over the memory budget (%.0f MB > %.0f MB): shed to %.0f MB",
-            before / budget.MB,
+            rss / budget.MB,
             self.settings.memory_mb,
             after / budget.MB,
         )
-        if after > self.budget_bytes and after > self.warm_rss * RESTART_ABOVE_START:
-            self.request_stop(f"memory over budget ({after / budget.MB:.0f} MB)")
-        elif after > self.budget_bytes and not self._over_budget_noted:
-            self._over_budget_noted = True
-            self.log.warning("the model alone needs more than the budget; raise it")
+        if after > self.budget_bytes and after > self._floor * RESTART_ABOVE_FLOOR:
+            self.request_stop(f"memory over budget ({after / budget.MB:.0f} MB), restarting")
+        elif after > self.budget_bytes and not self._warned:
+            self._warned = True
+            self.log.warning("the engine needs more than its memory budget; raise it")
 
     def _shut_down(self) -> None:
         self.log.info("stopping: %s", self.stop_reason or "start-up failed")

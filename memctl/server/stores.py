@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memctl.config import EmbeddingSettings, Store, open_store
+from memctl.server.budget import trim_heap
 from memctl.server.freshness import StoreWatch
 from memctl.service.retrieval.indexing import SyncTicket, set_freshness_guard
 
@@ -126,6 +127,7 @@ class OpenStores:
         if session.watch is not None:
             session.watch.stop()
         forget_tables_under(str(session.store.index_dir))
+        trim_heap()
         self._log.info("closed store %s: %s (%d open)", root, reason, len(self._sessions))
 
     def close_all(self, reason: str) -> None:
