@@ -357,6 +357,7 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
 
 ENGINE_MEMORY_MB_ENV = "MEMCTL_ENGINE_MEMORY_MB"
 ENGINE_MAX_STORES_ENV = "MEMCTL_ENGINE_MAX_STORES"
+ENGINE_PARSED_FILES_ENV = "MEMCTL_ENGINE_PARSED_FILES"
 
 
 @dataclass(frozen=True)
@@ -366,6 +367,7 @@ class EngineSettings:
 
     memory_mb: float = 400.0  # MEMCTL_ENGINE_MEMORY_MB: over this RSS it sheds, then restarts
     max_stores: int = 32  # MEMCTL_ENGINE_MAX_STORES: open at once; the least recent closes first
+    parsed_files: int = 20_000  # MEMCTL_ENGINE_PARSED_FILES: parsed memory files kept (~3 KB each)
 
 
 def engine_settings(env: Mapping[str, str] | None = None) -> EngineSettings:
@@ -383,6 +385,7 @@ def engine_settings(env: Mapping[str, str] | None = None) -> EngineSettings:
     return EngineSettings(
         memory_mb=number(ENGINE_MEMORY_MB_ENV, defaults.memory_mb),
         max_stores=int(number(ENGINE_MAX_STORES_ENV, defaults.max_stores)),
+        parsed_files=int(number(ENGINE_PARSED_FILES_ENV, defaults.parsed_files)),
     )
 
 

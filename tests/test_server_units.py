@@ -59,7 +59,8 @@ def test_command_lines_are_read_like_typer_reads_them():
     )
     assert CommandLine(["-s/tmp/s", "add", "-"]).reads_stdin
     assert CommandLine(["--store=/x", "context"]).store == "/x"
-    assert not CommandLine(["list"]).served
+    assert CommandLine(["list", "--limit", "20"]).served  # listing from the engine
+    assert not CommandLine(["show", "abc"]).served
     assert not CommandLine(["recall", "--help"]).served
     assert CommandLine(["hook", "claude-code", "user-prompt-submit"]).served
     assert (

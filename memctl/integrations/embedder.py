@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
@@ -157,15 +157,8 @@ def concrete(settings: EmbeddingSettings) -> EmbeddingSettings:
 
 
 def get_embedder(settings: EmbeddingSettings | None = None) -> ports.Embedder:
-    """One loaded model per process and settings (the defaults when none are given); in the
-    engine, the bundled model's one session (see query_embedder.run_on_one_thread)."""
-    settings = concrete(settings or EmbeddingSettings())
-    if settings.model == BUNDLED_MODEL:
-        from memctl.integrations import query_embedder
-
-        if query_embedder.single_session():
-            return cast(ports.Embedder, query_embedder.get_query_embedder(settings))
-    return _cached_embedder(settings)
+    """One loaded model per process and settings (the defaults when none are given)."""
+    return _cached_embedder(concrete(settings or EmbeddingSettings()))
 
 
 @lru_cache(maxsize=2)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, BinaryIO
 
-SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
+SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook", "list", "stats"})
 GLOBAL_OPTIONS_WITH_VALUE = ("--store", "-s")
 CONNECT_TIMEOUT_S = 0.2
 ACCEPT_TIMEOUT_S = 2.0  # the server accepts from its connection thread, whatever else it runs

@@ -199,6 +199,9 @@ class Engine:
         from memctl.service.retrieval.resident import keep_reads_resident
 
         keep_reads_resident()  # rows, vectors and parsed files kept between requests
+        from memctl.store.parsed_memories import set_kept_limit
+
+        set_kept_limit(self.settings.parsed_files)
         get_query_embedder(EmbeddingSettings()).embed_query("warm up")
         # Why: the ~100k objects of the loaded modules never die; out of the collector's view,
         # a full collection no longer walks them in the middle of a request (~50-150 ms).
@@ -288,7 +291,11 @@ class Engine:
             self.request_stop("socket file removed")
         if self.exec_lock.acquire(blocking=False):  # Why: never close a store a command uses
             try:
-                self.stores.close_idle(self.idle_override)
+                self.stores.close_idle(self.idle_override, keep_recent=None)
+                if len(self.stores) > self.settings.max_stores:
+                    self.stores.close_idle(
+                        self.idle_override, self.settings.max_stores, "too many stores open"
+                    )
                 self._keep_to_budget()
                 self._listener.settimeout(self._tick_s()) if self._listener else None
             finally:

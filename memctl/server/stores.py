@@ -135,7 +135,12 @@ class OpenStores:
             self.close(session.root, reason)
         set_freshness_guard(None)
 
-    def close_idle(self, override: float | None, keep_recent: int | None = None) -> None:
+    def close_idle(
+        self,
+        override: float | None,
+        keep_recent: int | None = None,
+        reason: str = "memory over budget",
+    ) -> None:
         """Close the stores idle past their time, or the gone ones; with `keep_recent`, every
         store but that many most recently used (shedding memory)."""
         now = time.monotonic()
@@ -147,7 +152,7 @@ class OpenStores:
             elif minutes and now - session.last_used > minutes * 60:
                 self.close(session.root, f"idle for {(now - session.last_used) / 60:.1f} min")
             elif keep_recent is not None and rank >= keep_recent:
-                self.close(session.root, "memory over budget")
+                self.close(session.root, reason)
 
     # -- FreshnessGuard, per store ---------------------------------------------------------
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
 from memctl.config import editor_command
-from memctl.core.errors import MemctlError, MemoryNotFound
+from memctl.core.errors import MemctlError, MemoryNotFound, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
 from memctl.service import get_memory, list_memories
@@ -39,6 +39,24 @@ def find_memory(ctx: typer.Context, memory_id: str):
     raise MemoryNotFound(memory_id)
 
 
+def newest_page(stores, types, tags, include_archived: bool, limit: int, offset: int):
+    """(listing, labels, roots): a page of the newest memories across the stores, the
+    project's first when two were made together."""
+    from memctl.service.memories.lookup import Listing
+
+    entries, problems = [], []
+    for order, (label, store) in enumerate(stores):
+        page = list_memories(store, types or None, tags or None, include_archived, limit + offset)
+        problems += page.problems
+        for relpath, memory in page.memories:
+            key = (memory.created or "", -order, memory.id)
+            entries.append((key, label if len(stores) > 1 else None, store.root, relpath, memory))
+    entries.sort(key=lambda entry: entry[0], reverse=True)
+    chosen = entries[offset : offset + limit]
+    listing = Listing([(e[3], e[4]) for e in chosen], problems)
+    return listing, [e[1] for e in chosen], [e[2] for e in chosen]
+
+
 def register(app: typer.Typer) -> None:
     @app.command("list")
     @handles_errors
@@ -52,12 +70,29 @@ def register(app: typer.Typer) -> None:
             False, "--include-archived", help="Also list archive/."
         ),
         store_only: bool = store_only_option(),
+        limit: int = typer.Option(
+            None,
+            "--limit",
+            "-n",
+            min=1,
+            help="Only the N newest, newest first (reads only the files it shows).",
+        ),
+        offset: int = typer.Option(
+            0, "--offset", min=0, help="With --limit: skip this many newest first (the next page)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
-        """List memories, oldest first (the user store's too, unless --store-only)."""
+        """List memories, oldest first, or with --limit a page of the newest (the user store's
+        too, unless --store-only)."""
         stores = current_stores(ctx, store_only)
         labels: list[str | None]
-        if len(stores) == 1:
+        if offset and limit is None:
+            raise UsageError("--offset pages with --limit: give both.")
+        if limit is not None:
+            listing, labels, roots = newest_page(
+                stores, types, tags, include_archived, limit, offset
+            )
+        elif len(stores) == 1:
             store = stores[0][1]
             listing = list_memories(store, types or None, tags or None, include_archived)
             labels, roots = [None] * len(listing.memories), [store.root] * len(listing.memories)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stdout
+from memctl.cli.output import handles_errors, stdout
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
 
@@ -54,17 +54,11 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
         """Is the engine running: pid, socket, version, uptime, requests, memory, open stores."""
-        from memctl.server.control import server_status
+        import sys
 
-        status = server_status(_store_root(ctx))
-        if as_json:
-            print_json(status)
-            return
-        for key, value in status.items():
-            shown = ("yes" if value else "no") if key == "running" else value
-            if key == "stores":
-                shown = ", ".join(s["store"] for s in value) if value else None
-            stdout.print(f"{key:<16} {'-' if shown is None else shown}", markup=False)
+        from memctl.server.control import render_status, server_status
+
+        sys.stdout.write(render_status(server_status(_store_root(ctx)), as_json))
 
     @server_app.command("stop")
     @handles_errors
