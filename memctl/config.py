@@ -254,9 +254,9 @@ class ContextSettings:
 
 
 @dataclass(frozen=True)
-class ServerSettings:  # the resident server (memctl serve) the hot commands talk to
-    auto: bool = setting(True)  # hot commands start one in the background when none runs
-    idle_minutes: float = setting(30.0, at_least=0)  # it leaves this long after a request; 0 never
+class ServerSettings:  # the user's engine (memctl serve) the hot commands talk to
+    auto: bool = setting(True)  # this store uses it; hot commands start it when none runs
+    idle_minutes: float = setting(30.0, at_least=0)  # the engine closes the store then; 0 never
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,7 @@ Life of the engine:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
-import json
 import logging
 import os
 import signal
@@ -44,15 +42,12 @@ from typing import Any, Protocol
 from memctl.config import EngineSettings, engine_settings, open_store
 from memctl.server import budget, location
 from memctl.server.client import CommandLine
-from memctl.server.client import request as control_request
 from memctl.server.control import read_info
 from memctl.server.identity import code_identity, memctl_version
+from memctl.server.lock import take_lock, write_info
 from memctl.server.protocol import PROTOCOL, recv_message, send_message
 from memctl.server.stores import OpenStores, StoreGone, StoreSession
 
-TAKEOVER_WAIT_S = 30.0  # how long a newcomer waits for an old engine to leave
-HUNG_AFTER_S = 10.0  # a lock holder silent this long (and not starting up) is killed
-STARTING_TRUST_S = 120.0  # a holder says it is warming up: believed for this long
 DRAIN_S = 300.0  # commands in flight may finish this long after a stop
 READ_REQUEST_TIMEOUT_S = 10.0
 MAX_BURST = 32  # adds waiting together run as one burst of at most this many
@@ -143,6 +138,7 @@ class Engine:
         self._shed: tuple[float, int] | None = None  # when it last shed, and the RSS left
         self._floor: int | None = None  # the smallest RSS shedding ever left
         self._warned = False
+        self._trimmed_after = 0  # the request count at the last trim of the heap
         self._queue: list[_Waiting] = []  # run requests waiting for exec_lock, in arrival order
         self._queue_lock = threading.Lock()
         self._counts = threading.Lock()
@@ -158,16 +154,16 @@ class Engine:
             if not location.private_dir(folder):
                 self.log.error("folder %s is not private to this user; not serving", folder)
                 return 1
-        self._lock_fd = self._take_lock()
+        self._lock_fd = take_lock(self.env, self.code, self.log)
         if self._lock_fd is None:
             return 0
         try:
-            self._write_info("starting")
+            write_info(self.env, "starting", str(self.socket_path), self.code)
             self.version = memctl_version()
             self.log.info("starting (memctl %s)", self.version)
             self._warm_up()
             self._bind()
-            self._write_info("serving")
+            write_info(self.env, "serving", str(self.socket_path), self.code)
             self.last_activity = time.monotonic()  # Why: idle time counts from here, not start-up
             Path(location.starting_marker(self.env)).unlink(missing_ok=True)
             self._install_signals()
@@ -297,6 +293,11 @@ class Engine:
                         self.idle_override, self.settings.max_stores, "too many stores open"
                     )
                 self._keep_to_budget()
+                if self._trimmed_after != self.requests and not self.in_flight:
+                    # Why: a quiet moment gives the heap freed by the last requests back to
+                    # the OS (glibc keeps it otherwise), so an idle engine shows its true size.
+                    self._trimmed_after = self.requests
+                    budget.trim_heap()
                 self._listener.settimeout(self._tick_s()) if self._listener else None
             finally:
                 self.exec_lock.release()
@@ -360,73 +361,6 @@ class Engine:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
         self.log.info("stopped")
-
-    # -- one engine per user ---------------------------------------------------------------
-
-    def _take_lock(self) -> int | None:
-        """The lock's file descriptor, or None when another engine should stay."""
-        fd = os.open(location.lock_path(self.env), os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + TAKEOVER_WAIT_S
-        silent_since: float | None = None
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                pass
-            holder = read_info()
-            answer = control_request({"op": "status"}, timeout=1.0, path=holder.get("socket"))
-            if answer is not None:
-                silent_since = None
-                if answer.get("code") == self.code and not answer.get("stopping"):
-                    self.log.info("a current engine already runs (pid %s)", answer.get("pid"))
-                    break
-                if not answer.get("stopping"):
-                    self.log.info("asking the engine of other code to stop")
-                    control_request(
-                        {"op": "stop", "reason": "replaced by a new engine"},
-                        timeout=1.0,
-                        path=holder.get("socket"),
-                    )
-            elif holder.get("state") == "starting" and (
-                time.time() - float(holder.get("since") or 0) < STARTING_TRUST_S
-            ):
-                self.log.info("another engine is starting (pid %s)", holder.get("pid"))
-                break
-            else:
-                silent_since = silent_since or time.monotonic()
-                if time.monotonic() - silent_since > HUNG_AFTER_S:
-                    self._kill_hung(holder)
-                    silent_since = None
-            if time.monotonic() > deadline:
-                self.log.warning("gave up waiting for the running engine to leave")
-                break
-            time.sleep(0.1)
-        os.close(fd)
-        return None
-
-    def _kill_hung(self, holder: dict[str, Any]) -> None:
-        pid = holder.get("pid")
-        if not isinstance(pid, int) or pid == os.getpid() or not _is_engine(pid):
-            return
-        self.log.warning("engine pid %d does not answer; killing it", pid)
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-
-    def _write_info(self, state: str) -> None:
-        info = {
-            "pid": os.getpid(),
-            "state": state,
-            "since": time.time(),
-            "socket": str(self.socket_path),
-            "code": self.code,
-        }
-        path = location.info_path(self.env)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(json.dumps(info).encode())
-        os.replace(temporary, path)
 
     # -- requests --------------------------------------------------------------------------
 
@@ -605,15 +539,6 @@ class _Waiting:
         self.conn, self.header, self.stdin, self.root = conn, header, stdin, root
         self.batchable = False
         self.answered = False
-
-
-def _is_engine(pid: int) -> bool:
-    """Is `pid` still a `memctl serve` (and not a process that reused the pid)?"""
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False  # gone, or no /proc to be sure: never kill on a guess
-    return b"serve" in command and any(b"memctl" in part for part in command)
 
 
 def serve(runner: CommandRunner, idle_minutes: float | None = None) -> int:
