@@ -19,18 +19,29 @@ from memctl.cli.app import build_app
 WIDTH = 80
 REGENERATE = "python -m memctl.cli.docgen docs/cli.md"
 
-HEADER = f"""# Command reference
+HEADER = """# Command reference
 
-Every `memctl` command and subcommand, with the help it prints. This page is generated from the
-code: do not edit it by hand. After changing a command, regenerate it with
+Every `memctl` command and subcommand, with the help it prints (`memctl hook ...`, which
+`memctl --help` does not list, is what installed hooks and the Claude Code plugin run). This
+page is generated from the code: do not edit it by hand. After changing a command, regenerate
+it with
 
 ```bash
-{REGENERATE}
+REGENERATE
 ```
 
-(`tests/test_docs.py` fails while it is out of date.) Every command takes the global options
-shown under `memctl`, before the command name: `memctl --store PATH recall QUERY`.
-"""
+(`tests/test_docs.py` fails while it is out of date.)
+
+Conventions that hold for every command:
+
+- The global options shown under `memctl` come before the command name:
+  `memctl --store PATH recall QUERY`. Without `--store` (or `MEMCTL_STORE`) the store is the
+  nearest `.memory/` upward from the working directory.
+- Read commands take `--json`. Data goes to stdout; progress and warnings to stderr.
+- An error is one sentence on stderr (`{"error": {"kind": ..., "message": ...}}` with `--json`).
+  Exit codes: 0 success, 1 a runtime error, 2 a usage error, 3 when `add` refuses low-value text
+  (`--force` stores it anyway). `MEMCTL_DEBUG=1` adds the traceback of an unexpected error.
+""".replace("REGENERATE", REGENERATE, 1)
 
 
 # Why Any: typer ships its own copy of click (typer._click), whose classes are private.
@@ -40,7 +51,7 @@ def walk(command: Any, context: Any) -> Iterator[tuple[Any, Any]]:
     if hasattr(command, "list_commands"):
         for name in command.list_commands(context):
             sub = command.get_command(context, name)
-            if sub is None or sub.hidden:
+            if sub is None:  # Why hidden ones too: `memctl hook ...` is what hooks and plugins run
                 continue
             yield from walk(sub, _context(sub, name, context))
 
