@@ -101,6 +101,9 @@ def test_the_installed_plugin_brings_memory_and_tools_to_the_model(tmp_path, fou
 
     with mock_anthropic(["Noted."]) as api:
         extra = {"PATH": path, "PYTHONPATH": env.get("PYTHONPATH", ""), **memctl_vars}
+        # Why: `claude -p` sends its first request without waiting for MCP servers unless told
+        # to (then for MCP_CONNECT_TIMEOUT_MS); a busy machine starts `memctl mcp` in seconds.
+        extra.update(MCP_CONNECTION_NONBLOCKING="false", MCP_CONNECT_TIMEOUT_MS="120000")
         client = client_env(home, api.url, extra)
         for command in (["marketplace", "add", str(REPO)], ["install", "memctl@memctl"]):
             done = subprocess.run(
