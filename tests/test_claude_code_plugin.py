@@ -125,3 +125,10 @@ def test_the_installed_plugin_brings_memory_and_tools_to_the_model(tmp_path, fou
     offered = seen + "\n".join(tool.get("name", "") for tool in requests[0]["tools"])
     for tool in ("recall", "add", "context", "forget"):
         assert f"mcp__plugin_memctl_memctl__{tool}" in offered
+
+
+def test_the_documented_install_command_names_this_plugin_and_marketplace():
+    marketplace = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+    command = f"claude plugin install {marketplace['plugins'][0]['name']}@{marketplace['name']}"
+    for page in (REPO / "README.md", REPO / "docs" / "claude-code-plugin.md"):
+        assert command in page.read_text(encoding="utf-8"), page.name
