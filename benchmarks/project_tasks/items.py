@@ -1,10 +1,11 @@
 """Items of an agent-instructions file (AGENTS.md, CLAUDE.md, copilot-instructions.md, ...).
 
-One item per bullet or numbered line (its continuation lines joined), per paragraph that opens
-with a bold lead (`**Fix:** ...`), and per commented command in a shell code block. A numbered
+One item per bullet or numbered line (its continuation lines joined), per paragraph of prose
+(rules are often written as sentences), and per commented command in a shell code block. A
+paragraph ending in ':' is not an item but introduces the list after it, which carries it. A numbered
 step carries its heading and a nested bullet its parent (cut at 100 characters) in front,
-since a step alone ("Run the tests") says nothing of what it is a step of. Directory trees and
-plain prose are left out: they are not instructions. Pure text: no I/O.
+since a step alone ("Run the tests") says nothing of what it is a step of. Directory trees,
+tables and code other than commented shell commands are left out. Pure text: no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _BOLD_LEAD = re.compile(r"^\*\*[^*]+\*\*")
 _TREE = re.compile(r"[├└│]")
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh", "powershell", "pwsh", "cmd"}
 MIN_CHARS = 12
+PARAGRAPH_CHARS = 40  # a shorter paragraph is a caption, not an instruction
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,8 @@ def extract_items(markdown: str) -> list[Item]:
             paragraph.append(lines[index].strip())
         text = _clean(" ".join(paragraph))
         lead = text if text.endswith(":") and len(text) <= 200 else ""
-        if _BOLD_LEAD.match(stripped) and not stripped.startswith("|"):
-            parents = []
+        parents = []
+        if not lead and not stripped.startswith(("|", "<", "![")) and len(text) >= PARAGRAPH_CHARS:
             current = [text]
             current_meta = (section, index + 1 - len(paragraph) + 1, "")
         index += 1
