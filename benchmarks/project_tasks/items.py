@@ -136,10 +136,14 @@ def extract_items(markdown: str) -> list[Item]:
             continue
         close()
         paragraph = [stripped]
-        while index + 1 < len(lines) and lines[index + 1].strip() and not (
-            _BULLET.match(lines[index + 1])
-            or _HEADING.match(lines[index + 1])
-            or _FENCE.match(lines[index + 1])
+        while (
+            index + 1 < len(lines)
+            and lines[index + 1].strip()
+            and not (
+                _BULLET.match(lines[index + 1])
+                or _HEADING.match(lines[index + 1])
+                or _FENCE.match(lines[index + 1])
+            )
         ):
             index += 1
             paragraph.append(lines[index].strip())
