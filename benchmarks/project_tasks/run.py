@@ -176,10 +176,10 @@ def render(result: dict) -> None:
             "relevant",
             box=box.SIMPLE_HEAD,
         )
-        columns = ("system", "nDCG@5", "essential R@5", "precision", "false inj.")
-        columns += ("tokens/task", "relevant tok.", "hits/task")
+        columns = ["system", "nDCG@5", "essential R@5", "precision", "false inj."]
+        columns += ["tokens/task", "relevant tok.", "hits/task"]
         if result["layout"] == SHARED:
-            columns += ("leakage",)
+            columns.append("leakage")
         for column in columns:
             table.add_column(column, justify="left" if column == "system" else "right")
         for system, by_split in result["systems"].items():
