@@ -139,13 +139,14 @@ def evaluate(
     details: list | None,
     extra: dict | None = None,
 ) -> dict:
-    """system -> split -> figures. `extra` (task id -> {channel: ids}) adds other channels'
+    """system -> split (and "by_project" -> project) -> figures. `extra` (task id -> {channel: ids}) adds other channels'
     injections (session start, action time) to every system's own, scored as one union."""
     from memctl.core.tokens import estimate_tokens
 
     token_counts = {m["id"]: estimate_tokens(m["text"]) for m in data.memories}
     project_of = {m["id"]: m["project"] for m in data.memories}
     rows: dict[str, dict[str, list]] = {s: {} for s in systems}
+    by_project: dict[str, dict[str, list]] = {s: {} for s in systems}
     latencies: dict[str, list[float]] = {s: [] for s in systems}
     for task in tasks:
         labels = Labels.from_task(task)
@@ -173,6 +174,7 @@ def evaluate(
             row = score_shown(shown, labels, ranked)
             ranked = [i for ids in own.values() for i in ids]
             rows[system].setdefault(task["split"], []).append(row)
+            by_project[system].setdefault(task["project"], []).append(row)
             if details is not None:
                 details.append({"system": system, "task": task["id"], "shown": ranked, **row})
     figures: dict = {}
@@ -180,6 +182,9 @@ def evaluate(
         figures[system] = {split: summarize(r) for split, r in sorted(by_split.items())}
         if len(by_split) > 1:
             figures[system]["all"] = summarize([r for rs in by_split.values() for r in rs])
+        figures[system]["by_project"] = {
+            project: summarize(r) for project, r in by_project[system].items()
+        }
         values = sorted(latencies[system])
         figures[system]["p50_ms"] = round(values[len(values) // 2] * 1000, 1) if values else None
     return figures
