@@ -18,7 +18,12 @@ from memctl.config import DEFAULTS, deep_merge
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGES = [
+    REPO / "README.md",
+    REPO / "CHANGELOG.md",
+    REPO / "benchmarks" / "RESULTS.md",
+    *sorted((REPO / "docs").glob("*.md")),
+]
 
 
 def command_tree(command=None, prefix: tuple[str, ...] = ()):
