@@ -365,7 +365,7 @@ class EngineSettings:
     """The user's engine (`memctl serve`): one process for every store, so its limits come from
     the environment it is started with, not from any one store's config.yaml."""
 
-    memory_mb: float = 400.0  # MEMCTL_ENGINE_MEMORY_MB: over this RSS it sheds, then restarts
+    memory_mb: float = 512.0  # MEMCTL_ENGINE_MEMORY_MB: over this RSS it sheds, then restarts
     max_stores: int = 32  # MEMCTL_ENGINE_MAX_STORES: open at once; the least recent closes first
     parsed_files: int = 20_000  # MEMCTL_ENGINE_PARSED_FILES: parsed memory files kept (~3 KB each)
 

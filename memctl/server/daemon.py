@@ -56,6 +56,7 @@ DEFAULT_IDLE_MINUTES = 30.0  # an engine no store ever used leaves after this
 RESTART_ABOVE_FLOOR = 1.25  # over budget after shedding and this much above its smallest shed size
 SHED_EVERY_S = 60.0  # still over budget with one store open: shed again after this long
 SHED_AGAIN_ABOVE = 1.1  # or once it grew this much since it last shed
+SHED_UNUSED_S = 60.0  # shedding closes the stores without a request for this long
 
 
 def _first_words(header: dict[str, Any]) -> str:
@@ -310,7 +311,8 @@ class Engine:
             self.request_stop(f"idle for {idle / 60:.1f} min")
 
     def _keep_to_budget(self) -> None:
-        """Over the memory budget: close every store but the last used, drop the caches; still
+        """Over the memory budget: close the stores not used for a minute (never the last one
+        used), drop the caches; still
         over and well above the smallest size shedding ever reached (so a fresh engine would
         do better), leave. Holds exec_lock."""
         rss = budget.rss_bytes()
@@ -319,12 +321,13 @@ class Engine:
         now = time.monotonic()
         if (
             self._shed is not None
-            and len(self.stores) <= 1
             and rss < self._shed[1] * SHED_AGAIN_ABOVE
             and now - self._shed[0] < SHED_EVERY_S
         ):
-            return  # Why: shedding again would free nothing new; not on every request
-        self.stores.close_idle(self.idle_override, keep_recent=1)
+            return  # Why: shedding again so soon would free little; not on every request
+        # Why only stores idle a while: closing one in use would reopen it at the next request
+        # (warming it again) and free nothing for long.
+        self.stores.close_idle(self.idle_override, keep_recent=1, unused_for_s=SHED_UNUSED_S)
         budget.drop_caches()
         after = budget.rss_bytes()
         self._shed = (now, after)

@@ -140,9 +140,10 @@ class OpenStores:
         override: float | None,
         keep_recent: int | None = None,
         reason: str = "memory over budget",
+        unused_for_s: float = 0.0,
     ) -> None:
         """Close the stores idle past their time, or the gone ones; with `keep_recent`, every
-        store but that many most recently used (shedding memory)."""
+        store but that many most recently used that had no request for `unused_for_s`."""
         now = time.monotonic()
         by_use = sorted(self.sessions(), key=lambda s: s.last_used, reverse=True)
         for rank, session in enumerate(by_use):
@@ -151,7 +152,11 @@ class OpenStores:
                 self.close(session.root, "store folder removed")
             elif minutes and now - session.last_used > minutes * 60:
                 self.close(session.root, f"idle for {(now - session.last_used) / 60:.1f} min")
-            elif keep_recent is not None and rank >= keep_recent:
+            elif (
+                keep_recent is not None
+                and rank >= keep_recent
+                and now - session.last_used >= unused_for_s
+            ):
                 self.close(session.root, reason)
 
     # -- FreshnessGuard, per store ---------------------------------------------------------
