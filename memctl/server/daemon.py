@@ -56,6 +56,7 @@ DEFAULT_IDLE_MINUTES = 30.0  # an engine no store ever used leaves after this
 RESTART_ABOVE_FLOOR = 1.25  # over budget after shedding and this much above its smallest shed size
 SHED_EVERY_S = 60.0  # still over budget with one store open: shed again after this long
 SHED_AGAIN_ABOVE = 1.1  # or once it grew this much since it last shed
+TRIM_AFTER_QUIET_S = 10.0  # no request for this long: give the freed heap back
 SHED_UNUSED_S = 60.0  # shedding closes the stores without a request for this long
 
 
@@ -199,6 +200,9 @@ class Engine:
         from memctl.store.parsed_memories import set_kept_limit
 
         set_kept_limit(self.settings.parsed_files)
+        from memctl.store.index_maintenance import limit_session_caches
+
+        limit_session_caches(budget.ENGINE_INDEX_CACHE_BYTES, budget.ENGINE_METADATA_CACHE_BYTES)
         get_query_embedder(EmbeddingSettings()).embed_query("warm up")
         # Why: the ~100k objects of the loaded modules never die; out of the collector's view,
         # a full collection no longer walks them in the middle of a request (~50-150 ms).
@@ -294,9 +298,11 @@ class Engine:
                         self.idle_override, self.settings.max_stores, "too many stores open"
                     )
                 self._keep_to_budget()
-                if self._trimmed_after != self.requests and not self.in_flight:
+                quiet = time.monotonic() - self.last_activity > TRIM_AFTER_QUIET_S
+                if self._trimmed_after != self.requests and not self.in_flight and quiet:
                     # Why: a quiet moment gives the heap freed by the last requests back to
                     # the OS (glibc keeps it otherwise), so an idle engine shows its true size.
+                    # Not between busy requests: the next would fault the pages back in.
                     self._trimmed_after = self.requests
                     budget.trim_heap()
                 self._listener.settimeout(self._tick_s()) if self._listener else None

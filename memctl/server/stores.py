@@ -118,6 +118,7 @@ class OpenStores:
         return session
 
     def close(self, root: Path, reason: str) -> None:
+        from memctl.store.index_maintenance import forget_sessions_under
         from memctl.store.resident_vectors import forget_tables_under
 
         with self._lock:
@@ -127,6 +128,7 @@ class OpenStores:
         if session.watch is not None:
             session.watch.stop()
         forget_tables_under(str(session.store.index_dir))
+        forget_sessions_under(str(session.store.index_dir))
         trim_heap()
         self._log.info("closed store %s: %s (%d open)", root, reason, len(self._sessions))
 
