@@ -53,7 +53,7 @@ def test_block_keeps_items_in_order_within_the_budget():
 
 def test_a_long_item_is_passed_over_for_a_shorter_one_that_fits():
     items = [item(1, "long " * 400), item(2)]
-    block = fit_block("## Heading", items, budget_tokens=60)
+    block = fit_block("## Heading", items, budget_tokens=100)  # the fence takes ~50
     assert block.shown == ("id2",)
 
 
@@ -71,4 +71,4 @@ def test_memory_line_does_not_repeat_the_title_and_stays_on_one_line():
             "Deploy with make release.\nThen tag the commit.",
         )
     )
-    assert line == "- **Deploy with make release** (procedural, x1): Then tag the commit."
+    assert line == "- **Deploy with make release** (procedural, x1; origin user): Then tag the commit."

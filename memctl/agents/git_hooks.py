@@ -48,10 +48,19 @@ if [ -x "$hook_dir/{name}{chained}" ]; then
     status=$?
 fi
 if command -v {program} >/dev/null 2>&1; then
-    ( {prefix} index >/dev/null 2>&1 & )
+    {arrived}( {prefix} index >/dev/null 2>&1 & )
 fi
 exit $status
 """
+
+# Memory files a teammate's commits brought are noted first (quick, and before any agent reads
+# them), so their origin is `git:<author>` (see service.provenance).
+_ARRIVED = {
+    "post-merge": "{prefix} hook git arrived ORIG_HEAD HEAD >/dev/null 2>&1\n    ",
+    "post-checkout": (
+        '[ "$3" = 1 ] && {prefix} hook git arrived "$1" "$2" >/dev/null 2>&1\n    '
+    ),
+}
 
 
 def hook_script(name: str, command_prefix: str = "memctl") -> str:
@@ -67,6 +76,7 @@ def hook_script(name: str, command_prefix: str = "memctl") -> str:
         "program": shlex.quote(words[0]),
         "prefix": shlex.join(words),
     }
+    values["arrived"] = _ARRIVED.get(name, "").format(**values)
     return _HEADER.format(**values) + body.format(**values)
 
 
@@ -207,6 +217,29 @@ def staged_paths(root: Path) -> list[str]:
 def staged_content(root: Path, relpath: str) -> bytes:
     """The bytes that would be committed for `relpath` (`git show :path`), not the work tree's."""
     return _git(root, "show", f":{relpath}")
+
+
+def arrived_files(root: Path, old: str, new: str, under: str) -> list[tuple[str, str, str]]:
+    """(path, author, commit) of files under `under` that commits in old..new changed, the last
+    such commit of each written by someone other than this clone's `user.email`."""
+    try:
+        me = _git(root, "config", "user.email").decode().strip().lower()
+    except MemctlError:
+        me = ""
+    changed = _git(
+        root, "diff", "--name-only", "-z", "--diff-filter=AMR", old, new, "--", under or "."
+    )
+    found = []
+    for raw in changed.split(b"\0"):
+        if not raw:
+            continue
+        path = raw.decode("utf-8", errors="surrogateescape")
+        last = _git(root, "log", "-1", "--format=%H%x00%an%x00%ae", f"{old}..{new}", "--", path)
+        commit, _, rest = last.decode("utf-8", errors="replace").strip().partition("\0")
+        name, _, email = rest.partition("\0")
+        if commit and email.lower() != me:
+            found.append((path, name or email, commit))
+    return found
 
 
 # --- shell rc snippet -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ import typer
 from memctl.cli.output import handles_errors, stderr
 from memctl.cli.state import GlobalOptions
 from memctl.config import open_store, read_environment
-from memctl.core.errors import StoreNotFound, UsageError
+from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 
 
 def explicit_store(ctx: typer.Context) -> str | None:
@@ -117,20 +117,26 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def git_command(
         ctx: typer.Context,
-        name: str = typer.Argument(..., help="pre-commit or merge", metavar="NAME"),
+        name: str = typer.Argument(..., help="pre-commit, merge or arrived", metavar="NAME"),
         files: list[str] = typer.Argument(
             None,
-            help="merge: %O %A %B %L %P as git passes them to a merge driver.",
+            help="merge: %O %A %B %L %P as git passes them to a merge driver; "
+            "arrived: OLD NEW (the commits before and after a merge or checkout).",
             metavar="FILES",
         ),
     ) -> None:
         """pre-commit: check staged memory files; a non-zero exit stops the commit.
-        merge: git's merge driver for memory files; exit 1 when a conflict is left."""
+        merge: git's merge driver for memory files; exit 1 when a conflict is left.
+        arrived: note the memory files a teammate's commits between OLD and NEW brought, so
+        their origin is git:<author> (run by the post-merge and post-checkout hooks)."""
         if name == "merge":
             _merge_driver(files or [])
             return
+        if name == "arrived":
+            _note_arrived(ctx, files or [])
+            return
         if name != "pre-commit":
-            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit or merge.")
+            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit, merge or arrived.")
         from memctl.agents.git_hooks import repo_root
         from memctl.agents.precommit import check_staged
 
@@ -150,6 +156,34 @@ def register(app: typer.Typer) -> None:
             markup=False,
         )
         raise typer.Exit(code=1)
+
+
+def _note_arrived(ctx: typer.Context, revisions: list[str]) -> None:
+    """`memctl hook git arrived OLD NEW`: record teammates' memory files (service.provenance)."""
+    from memctl.agents.git_hooks import arrived_files, repo_root
+    from memctl.core.provenance import make_origin
+    from memctl.service.provenance import note_arrivals
+    from memctl.store.files import max_file_bytes, read_memory
+
+    if len(revisions) != 2:
+        raise UsageError("Usage: memctl hook git arrived OLD NEW (as the git hooks run it).")
+    repo = repo_root(Path.cwd())
+    try:
+        store = open_store(explicit_store(ctx), cwd=repo)
+    except StoreNotFound:
+        return
+    under = store.root.resolve().relative_to(repo).as_posix()
+    arrivals = {}
+    for path, author, commit in arrived_files(repo, revisions[0], revisions[1], under):
+        relpath = (repo / path).resolve().relative_to(store.root.resolve()).as_posix()
+        try:
+            memory = read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
+        except (OSError, MemctlError):
+            continue  # not a memory (README, config) or unreadable: sync reports it
+        arrivals[memory.id] = (make_origin("git", author), commit)
+    noted = note_arrivals(store, arrivals)
+    if noted:
+        stderr.print(f"memctl: {noted} memory file(s) from teammates' commits noted.", markup=False)
 
 
 def _merge_driver(files: list[str]) -> None:
