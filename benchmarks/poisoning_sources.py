@@ -52,7 +52,9 @@ def main(mirror_root: Path) -> None:
     notes, seen = [], set()
     for repo, (license_id, paths) in SOURCES.items():
         git_dir = mirror_root / repo.replace("/", "+") / "repo"
-        commit = subprocess.check_output(["git", "-C", str(git_dir), "rev-parse", "HEAD"], text=True)
+        commit = subprocess.check_output(
+            ["git", "-C", str(git_dir), "rev-parse", "HEAD"], text=True
+        )
         for path in paths:
             text = subprocess.check_output(
                 ["git", "-C", str(git_dir), "show", f"HEAD:{path}"], text=True

@@ -110,7 +110,9 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         gate = gates[getattr(hit, "store", "project")]
         if hit.id not in shown and not gate.quarantined(hit.memory):
             fresh.append((hit, gate.origin(hit.memory)))
-    items = [BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]]
+    items = [
+        BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
+    ]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
         # Why after the reply: the agent waits for the block, not for this bookkeeping (the

@@ -57,9 +57,7 @@ exit $status
 # them), so their origin is `git:<author>` (see service.provenance).
 _ARRIVED = {
     "post-merge": "{prefix} hook git arrived ORIG_HEAD HEAD >/dev/null 2>&1\n    ",
-    "post-checkout": (
-        '[ "$3" = 1 ] && {prefix} hook git arrived "$1" "$2" >/dev/null 2>&1\n    '
-    ),
+    "post-checkout": ('[ "$3" = 1 ] && {prefix} hook git arrived "$1" "$2" >/dev/null 2>&1\n    '),
 }
 
 

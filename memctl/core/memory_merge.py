@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from memctl.core.provenance import ORIGIN_KEY, least_trusted, origin_of
 from memctl.core.memory import Memory
+from memctl.core.provenance import ORIGIN_KEY, least_trusted, origin_of
 
 MENTIONS = "mentions"
 # Fields without a rule of their own merge three-way (so do unknown keys, in `extra`).

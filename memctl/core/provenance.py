@@ -18,7 +18,9 @@ read (fail closed). A memory written before origins existed has none: its origin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 TRUSTED = "trusted"
@@ -93,7 +95,7 @@ def origin_of(memory: Any) -> str:
             return check_origin(recorded)
         except ValueError:
             return recorded
-    return _LEGACY.get(memory.source, "user")
+    return implied_origin(memory)
 
 
 def set_origin(memory: Any, origin: str | None) -> None:
@@ -102,6 +104,22 @@ def set_origin(memory: Any, origin: str | None) -> None:
         memory.extra.pop(ORIGIN_KEY, None)
     else:
         memory.extra[ORIGIN_KEY] = check_origin(origin)
+
+
+def implied_origin(memory: Any) -> str:
+    """The origin a memory without an `origin` key is read as (from its `source`)."""
+    return _LEGACY.get(memory.source, "user")
+
+
+def stamp_origin(memory: Any, origin: str | None) -> Any:
+    """Record `origin` only where it says more than `source` already implies, so memories typed
+    by the user keep the bytes they always had. Returns the memory."""
+    if origin is None:
+        return memory
+    origin = check_origin(origin)
+    if ORIGIN_KEY in memory.extra or origin != implied_origin(memory):
+        memory.extra[ORIGIN_KEY] = origin
+    return memory
 
 
 def least_trusted(origins: Iterable[str]) -> str | None:
@@ -120,3 +138,34 @@ def least_trusted(origins: Iterable[str]) -> str | None:
 
 
 _RANK = {"tool": 0, "url": 1, "file": 2, "import": 3, "git": 4}
+
+
+# --- words borrowed from a tool's output ---------------------------------------------------
+
+BORROWED_RUN = 6  # this many words in a row, shared with a tool's output, were copied from it
+_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W_]+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _runs(words: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def borrowed_origin(text: str, outputs: Sequence[tuple[str, str]]) -> str | None:
+    """The origin of the first tool output (origin, text) that `text` copies words from: a run
+    of BORROWED_RUN words in a row, or all of a shorter text; None when it copies from none.
+
+    Why: an agent that quotes a README it read passes the README's words off as its own; the
+    quote keeps the README's (untrusted) origin. A paraphrase is not caught here."""
+    words = _words(text)
+    if not words or not outputs:
+        return None
+    size = min(BORROWED_RUN, len(words))
+    wanted = _runs(words, size)
+    for origin, output in outputs:
+        if wanted & _runs(_words(output), size):
+            return origin
+    return None

@@ -93,7 +93,9 @@ def pending_review(store: Store) -> list[Pending]:
         reason = gate.quarantine_reason(memory)
         if reason:
             pending.append(
-                Pending(memory.id, path, memory.display_title, gate.origin(memory), reason, memory.body)
+                Pending(
+                    memory.id, path, memory.display_title, gate.origin(memory), reason, memory.body
+                )
             )
     pending.sort(key=lambda p: (p.path.name, p.id))
     return pending

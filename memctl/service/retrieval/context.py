@@ -17,8 +17,8 @@ from memctl.core.consolidation import markdown_sections
 from memctl.core.context_fit import Part, fit
 from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.federation import interleave_by_rank
+from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
