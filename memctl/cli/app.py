@@ -34,6 +34,7 @@ COMMANDS = {
     "browse": ["list", "show", "edit"],
     "index": ["index"],
     "forget": ["forget"],
+    "review": ["review", "approve"],
     "session": ["session"],
     "task": ["task"],
     "compact": ["compact"],
