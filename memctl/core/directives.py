@@ -36,7 +36,10 @@ _SECRET = (
     r"cookies?|session|/etc/passwd|shell history|bash_history|~/\.|\$home|\$\{?[a-z_]*"
     r"(?:key|token|secret|pass)[a-z_]*)"
 )
-_SEND = r"(?:send|post|upload|exfiltrate|transmit|forward|e-?mail|leak|copy|ship|push|report|pipe|submit|beacon)"
+_SEND = (
+    r"(?:send|sent|post|upload|exfiltrat|transmit|forward|e-?mail|leak|copy|copie|ship|push|"
+    r"report|pipe|submit|beacon|dump)(?:s|es|ed|d|ing|e)?"
+)
 _DEST = r"(?:https?://|ftp://|webhook|pastebin|ngrok|requestbin|[\w.-]+\.(?:com|net|io|xyz|ru|cn|top|site|app)\b|@[\w-]+\.|\bto\s+(?:this|my|our|the\s+following)\s+(?:url|server|endpoint|address))"
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -86,6 +89,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             rf"|\b{_AI}\s+(?:must|should|will|shall)\s+(?:always\s+)?(?:respond|reply|answer|say|output|append|include\s+in\s+(?:every|each|all))"
             rf"|\b(?:in|at\s+the\s+end\s+of|start)\s+every\s+(?:response|reply|answer|message)"
             r"|如果你是(?:一个)?(?:ai|人工智能|助手|大模型|语言模型|智能体)|(?:ai|助手|智能体|大模型)[，,:：]\s*(?:请|你必须|你应该|必须)",
+            _F | re.MULTILINE,
+        ),
+    ),
+    (
+        "imitates a conversation turn or the notes fence",
+        re.compile(
+            r"^[ \t>#*_\-]*(?:human|assistant|system|developer|用户|助手|系统)\s*[:：]"
+            r"|<\s*/?\s*(?:memctl-notes|system|assistant|user|human|instructions?|system-reminder|"
+            r"im_start|im_end)\b|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>"
+            r"|\[/?inst\]|<<\s*/?sys\s*>>",
             _F | re.MULTILINE,
         ),
     ),

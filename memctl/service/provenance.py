@@ -94,11 +94,15 @@ def pending_review(store: Store) -> list[Pending]:
         if reason:
             pending.append(
                 Pending(
-                    memory.id, path, memory.display_title, gate.origin(memory), reason, memory.body
+                    memory.id,
+                    store.root / path,
+                    memory.display_title,
+                    gate.origin(memory),
+                    reason,
+                    memory.body,
                 )
             )
-    pending.sort(key=lambda p: (p.path.name, p.id))
-    return pending
+    return pending  # list_memories gives them oldest first
 
 
 @dataclass
