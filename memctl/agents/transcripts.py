@@ -303,7 +303,8 @@ def read_tool_outputs(text: str) -> list[tuple[str, str]]:
             continue
         if not isinstance(entry, dict):
             continue
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else entry
+        inner = entry.get("message")
+        message: dict[str, Any] = inner if isinstance(inner, dict) else entry
         role = str(message.get("role") or entry.get("type") or "").lower()
         content = message.get("content")
         if ROLE_ALIASES.get(role) == "tool":

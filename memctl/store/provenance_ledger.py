@@ -40,8 +40,9 @@ def load_ledger(state_dir: Path) -> Ledger:
         return Ledger()
     if not isinstance(data, dict):
         return Ledger()
-    arrivals = data.get("arrivals") if isinstance(data.get("arrivals"), dict) else {}
-    approved = data.get("approved") if isinstance(data.get("approved"), dict) else {}
+    arrivals, approved = data.get("arrivals"), data.get("approved")
+    arrivals = arrivals if isinstance(arrivals, dict) else {}
+    approved = approved if isinstance(approved, dict) else {}
     return Ledger(
         {str(k): dict(v) for k, v in arrivals.items() if isinstance(v, dict)},
         {str(k): str(v) for k, v in approved.items()},
