@@ -124,3 +124,13 @@ def register(app: typer.Typer) -> None:
             + (f", skipped {len(result.skipped)}" if result.skipped else ""),
             markup=False,
         )
+        from memctl.service.provenance import gate_for
+
+        gate = gate_for(store)
+        held = [r.memory.id for r in result.added if gate.quarantined(r.memory)]
+        if held:
+            stdout.print(
+                f"{len(held)} held in quarantine (they read as instructions to the agent): "
+                "see `memctl review`.",
+                markup=False,
+            )
