@@ -406,11 +406,11 @@ def _build_context(
     ]
     shares = plain(settings.split)
     # Why the fence's tokens first: the block the agent gets is fenced, and must fit the budget.
-    inner = max(1, budget - count_tokens(fence("")))
+    inner = max(1, budget - count_tokens(fence("")) - 2)  # 2: the note names `budget` below
     fitted = fit(
         TITLE, sections, parts, inner, shares, count_tokens, empty_text="_Nothing to recall yet._"
     )
-    fenced = fence(fitted.text)
+    fenced = fence(fitted.text.replace(f"_To fit {inner} tokens:", f"_To fit {budget} tokens:"))
 
     level = {part.key: part for part in parts}
 
