@@ -166,7 +166,10 @@ def _git(cwd, *args):
 
 
 @pytest.mark.slow
-def test_a_memory_file_from_a_teammates_pull_is_git_origin_and_quarantined(tmp_path):
+@pytest.mark.parametrize("hooks", [True, False])
+def test_a_memory_file_from_a_teammates_pull_is_git_origin_and_quarantined(tmp_path, hooks):
+    """With memctl's git hooks the post-merge hook notes the file; without them (and with a
+    rebasing pull, which runs no post-merge hook) memctl notices HEAD moved on its next read."""
     from memctl.agents.git_hooks import install_git_hooks
     from memctl.service.provenance import gate_for
 
@@ -179,7 +182,10 @@ def test_a_memory_file_from_a_teammates_pull_is_git_origin_and_quarantined(tmp_p
     _git(mine, "add", "-A")
     _git(mine, "commit", "-q", "-m", "store")
     _git(mine, "push", "-q", "origin", "HEAD:main")
-    install_git_hooks(mine, command_prefix=f"{sys.executable} -m memctl")
+    if hooks:
+        install_git_hooks(mine, command_prefix=f"{sys.executable} -m memctl")
+    else:
+        assert pending_review(store) == []  # memctl in use before the pull: it knows HEAD
     _git(tmp_path, "clone", "-q", "origin.git", "theirs")
     _git(theirs, "config", "user.name", "Mallory")
     _git(theirs, "config", "user.email", "mallory@example.com")
@@ -191,7 +197,7 @@ def test_a_memory_file_from_a_teammates_pull_is_git_origin_and_quarantined(tmp_p
     _git(theirs, "add", "-A")
     _git(theirs, "commit", "-q", "-m", "notes")
     _git(theirs, "push", "-q", "origin", "HEAD:main")
-    _git(mine, "pull", "-q", "--no-rebase", "origin", "main")
+    _git(mine, "pull", "-q", "--no-rebase" if hooks else "--rebase", "origin", "main")
 
     [held] = pending_review(store)
     assert held.id == "01teammate001" and held.origin == "git:Mallory"
@@ -199,3 +205,24 @@ def test_a_memory_file_from_a_teammates_pull_is_git_origin_and_quarantined(tmp_p
     assert (
         b"origin: user" in (held.path.read_bytes()) and gate_for(store).trust(memory) == "untrusted"
     )
+
+
+@pytest.mark.slow
+def test_my_own_commits_bring_no_arrivals(tmp_path):
+    from memctl.service.provenance import gate_for
+    from memctl.store.provenance_ledger import load_ledger
+
+    _git(tmp_path, "init", "-q", "-b", "main", "repo")
+    repo = tmp_path / "repo"
+    _git(repo, "config", "user.name", "Me")
+    _git(repo, "config", "user.email", "me@example.com")
+    store = service.init_store(repo)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "store")
+    gate_for(store)  # memctl learns HEAD
+    service.add_memory(store, "We deploy with make release from main", sync=False)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "a note")
+    gate_for(store)
+    ledger = load_ledger(store.state_dir)
+    assert ledger.arrivals == {} and len(ledger.seen_head) == 40

@@ -217,29 +217,6 @@ def staged_content(root: Path, relpath: str) -> bytes:
     return _git(root, "show", f":{relpath}")
 
 
-def arrived_files(root: Path, old: str, new: str, under: str) -> list[tuple[str, str, str]]:
-    """(path, author, commit) of files under `under` that commits in old..new changed, the last
-    such commit of each written by someone other than this clone's `user.email`."""
-    try:
-        me = _git(root, "config", "user.email").decode().strip().lower()
-    except MemctlError:
-        me = ""
-    changed = _git(
-        root, "diff", "--name-only", "-z", "--diff-filter=AMR", old, new, "--", under or "."
-    )
-    found = []
-    for raw in changed.split(b"\0"):
-        if not raw:
-            continue
-        path = raw.decode("utf-8", errors="surrogateescape")
-        last = _git(root, "log", "-1", "--format=%H%x00%an%x00%ae", f"{old}..{new}", "--", path)
-        commit, _, rest = last.decode("utf-8", errors="replace").strip().partition("\0")
-        name, _, email = rest.partition("\0")
-        if commit and email.lower() != me:
-            found.append((path, name or email, commit))
-    return found
-
-
 # --- shell rc snippet -----------------------------------------------------------------------
 
 _SNIPPET = """# >>> memctl >>>

@@ -17,8 +17,10 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.directives import directive_reason
+from memctl.core.errors import MemctlError
 from memctl.core.memory import Memory
-from memctl.core.provenance import UNTRUSTED, origin_of, trust_of
+from memctl.core.provenance import UNTRUSTED, make_origin, origin_of, trust_of
+from memctl.store.files import max_file_bytes, read_memory
 from memctl.store.provenance_ledger import Ledger, load_ledger, save_ledger
 
 
@@ -56,6 +58,11 @@ class Gate:
 
 
 def gate_for(store: Store) -> Gate:
+    """The gate of this store, after catching up with git (see catch_up_with_git)."""
+    try:
+        catch_up_with_git(store)
+    except (OSError, MemctlError):
+        pass  # git unreadable: the files' own origins still hold, and the hooks' notes
     return Gate(load_ledger(store.state_dir))
 
 
@@ -133,17 +140,55 @@ def approve(store: Store, memory_id: str) -> Approval:
     return Approval(memory.id, path, gate.origin(memory), was)
 
 
-def note_arrivals(store: Store, arrivals: dict[str, tuple[str, str]]) -> int:
-    """Record memories (id -> (origin, commit)) a teammate's commit brought; a new arrival of an
-    approved memory needs a new approval (its text changed, or it came again)."""
-    if not arrivals:
-        return 0
+def note_git_arrivals(store: Store, repo: Path, old: str, new: str) -> int:
+    """Record the memories that teammates' commits between `old` and `new` brought (origin
+    `git:<author>`); a new arrival of an approved memory needs a new approval. Returns how many."""
+    from memctl.integrations.git_history import arrived_files
+
+    try:
+        under = store.root.resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return 0  # the store is not in this repository
+    limit = max_file_bytes(store)
+    arrivals: dict[str, tuple[str, str]] = {}
+    for path, author, commit in arrived_files(repo, old, new, under):
+        relpath = (repo / path).resolve().relative_to(store.root.resolve()).as_posix()
+        try:
+            memory = read_memory(store.root, relpath, max_bytes=limit)
+        except (OSError, MemctlError):
+            continue  # not a memory (README, config) or unreadable: sync reports it
+        arrivals[memory.id] = (make_origin("git", author), commit)
     ledger = load_ledger(store.state_dir)
     for memory_id, (origin, commit) in arrivals.items():
         ledger.arrivals[memory_id] = {"origin": origin, "commit": commit}
         ledger.approved.pop(memory_id, None)
+    ledger.seen_head = new if len(new) == 40 else ledger.seen_head
     save_ledger(store.state_dir, ledger)
     return len(arrivals)
+
+
+def catch_up_with_git(store: Store) -> None:
+    """If HEAD moved since memctl last looked (a pull without memctl's hooks, a rebase, a reset),
+    note what teammates' commits brought. Costs two small file reads when it has not moved."""
+    from memctl.integrations.git_history import head_commit
+
+    found = head_commit(store.root)
+    if found is None:
+        return
+    repo, head = found
+    ledger = load_ledger(store.state_dir)
+    if ledger.seen_head == head:
+        return
+    if ledger.seen_head:
+        try:
+            note_git_arrivals(store, repo, ledger.seen_head, head)
+            return
+        except MemctlError:
+            pass  # the old commit is gone (a rewritten history): start again from here
+    # Why no arrivals the first time: nothing says which of today's files anyone reviewed.
+    ledger = load_ledger(store.state_dir)
+    ledger.seen_head = head
+    save_ledger(store.state_dir, ledger)
 
 
 def forget_provenance(store: Store, ids: list[str]) -> None:

@@ -1,7 +1,7 @@
 """This clone's own record of provenance: `<state>/provenance.json` (never committed).
 
-`arrivals`: memories a teammate's commit brought (id -> origin `git:<author>`, path, commit),
-noted by the post-merge / post-checkout hooks. `approved`: memories a person released from
+`arrivals`: memories a teammate's commit brought (id -> origin `git:<author>`, commit), noted by
+the post-merge / post-checkout hooks or when memctl next sees HEAD moved (`seen_head`). `approved`: memories a person released from
 quarantine (id -> digest of the text approved). Both are local on purpose: a file cannot
 vouch for itself, and a teammate's approval is not this user's.
 """
@@ -22,9 +22,10 @@ LEDGER_NAME = "provenance.json"
 class Ledger:
     arrivals: dict[str, dict[str, str]] = field(default_factory=dict)
     approved: dict[str, str] = field(default_factory=dict)
+    seen_head: str = ""  # the git commit whose memory files were last checked for arrivals
 
     def to_dict(self) -> dict[str, Any]:
-        return {"arrivals": self.arrivals, "approved": self.approved}
+        return {"arrivals": self.arrivals, "approved": self.approved, "seen_head": self.seen_head}
 
 
 def ledger_path(state_dir: Path) -> Path:
@@ -46,6 +47,7 @@ def load_ledger(state_dir: Path) -> Ledger:
     return Ledger(
         {str(k): dict(v) for k, v in arrivals.items() if isinstance(v, dict)},
         {str(k): str(v) for k, v in approved.items()},
+        str(data.get("seen_head") or ""),
     )
 
 

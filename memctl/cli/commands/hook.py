@@ -12,7 +12,7 @@ import typer
 from memctl.cli.output import handles_errors, stderr
 from memctl.cli.state import GlobalOptions
 from memctl.config import open_store, read_environment
-from memctl.core.errors import MemctlError, StoreNotFound, UsageError
+from memctl.core.errors import StoreNotFound, UsageError
 
 
 def explicit_store(ctx: typer.Context) -> str | None:
@@ -160,10 +160,8 @@ def register(app: typer.Typer) -> None:
 
 def _note_arrived(ctx: typer.Context, revisions: list[str]) -> None:
     """`memctl hook git arrived OLD NEW`: record teammates' memory files (service.provenance)."""
-    from memctl.agents.git_hooks import arrived_files, repo_root
-    from memctl.core.provenance import make_origin
-    from memctl.service.provenance import note_arrivals
-    from memctl.store.files import max_file_bytes, read_memory
+    from memctl.agents.git_hooks import repo_root
+    from memctl.service.provenance import note_git_arrivals
 
     if len(revisions) != 2:
         raise UsageError("Usage: memctl hook git arrived OLD NEW (as the git hooks run it).")
@@ -172,18 +170,20 @@ def _note_arrived(ctx: typer.Context, revisions: list[str]) -> None:
         store = open_store(explicit_store(ctx), cwd=repo)
     except StoreNotFound:
         return
-    under = store.root.resolve().relative_to(repo).as_posix()
-    arrivals = {}
-    for path, author, commit in arrived_files(repo, revisions[0], revisions[1], under):
-        relpath = (repo / path).resolve().relative_to(store.root.resolve()).as_posix()
-        try:
-            memory = read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
-        except (OSError, MemctlError):
-            continue  # not a memory (README, config) or unreadable: sync reports it
-        arrivals[memory.id] = (make_origin("git", author), commit)
-    noted = note_arrivals(store, arrivals)
+    new = repo_rev(repo, revisions[1])
+    noted = note_git_arrivals(store, repo, revisions[0], new)
     if noted:
         stderr.print(f"memctl: {noted} memory file(s) from teammates' commits noted.", markup=False)
+
+
+def repo_rev(repo: Path, name: str) -> str:
+    """The commit id `name` (HEAD, ORIG_HEAD, a sha) stands for."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", name], cwd=repo, capture_output=True, text=True
+    )
+    return done.stdout.strip() or name
 
 
 def _merge_driver(files: list[str]) -> None:
