@@ -142,10 +142,16 @@ def test_an_edit_after_approval_needs_a_new_approval(poisoned):
     assert [p.id for p in pending_review(poisoned)] == [held.id]
 
 
-def test_forget_removes_a_quarantined_memory(poisoned):
+def test_forget_removes_a_quarantined_memory_and_its_approval(poisoned):
+    from memctl.service.provenance import approve
+    from memctl.store.provenance_ledger import ledger_path
+
     [held] = pending_review(poisoned)
+    approve(poisoned, held.id)
+    assert held.id in ledger_path(poisoned.state_dir).read_text()
     result = runner.invoke(app, ["--store", str(poisoned.root), "forget", held.id, "--yes"])
     assert result.exit_code == 0 and pending_review(poisoned) == []
+    assert held.id not in ledger_path(poisoned.state_dir).read_text()
 
 
 def test_memories_typed_by_the_user_are_never_quarantined(store):
