@@ -125,6 +125,8 @@ def test_an_imported_instruction_waits_in_review_and_is_never_injected(poisoned)
     assert done.exit_code == 0 and "released" in done.output
     assert pending_review(poisoned) == []
     assert "zq7" in agent_context(poisoned, query=QUERY)
+    released = prompt_context(poisoned, payload)
+    assert is_fenced(released) and "zq7" in released and "origin import:shared.jsonl" in released
 
 
 def test_an_edit_after_approval_needs_a_new_approval(poisoned):

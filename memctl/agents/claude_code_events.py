@@ -22,7 +22,7 @@ from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
-from memctl.service.provenance import gates_for
+from memctl.service.provenance import gates_for, injectable
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
@@ -105,11 +105,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     )
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     gates = gates_for({"project": store, "user": user_store})
-    fresh = []
-    for hit in hits:
-        gate = gates[getattr(hit, "store", "project")]
-        if hit.id not in shown and not gate.quarantined(hit.memory):
-            fresh.append((hit, gate.origin(hit.memory)))
+    fresh = injectable((hit for hit in hits if hit.id not in shown), gates)
     items = [
         BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
     ]

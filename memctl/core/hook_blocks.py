@@ -41,7 +41,7 @@ class BlockItem:
     title: str
     type: str
     body: str
-    origin: str = "user"
+    origin: str = ""  # where its words came from (service.provenance); "" leaves the label out
     date: str = ""
 
 
@@ -59,7 +59,8 @@ def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     title = " ".join(neutralise(item.title).split())
     if body.startswith(title.rstrip("…")):
         body = body[len(title.rstrip("…")) :].lstrip(" .:-—")
-    line = f"- **{title}** ({item.type}, {item.id}; {note_label(item.origin, item.date)})"
+    label = f"; {note_label(item.origin, item.date)}" if item.origin else ""
+    line = f"- **{title}** ({item.type}, {item.id}{label})"
     if body:
         line += f": {body}"
     return clip(line, max_chars)

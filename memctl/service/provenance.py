@@ -11,6 +11,7 @@ commit brought the file (`git:<author>`, see agents.git_hooks): a file cannot vo
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,17 @@ def gate_for(store: Store) -> Gate:
 
 def gates_for(stores: dict[str, Store | None]) -> dict[str, Gate]:
     return {label: gate_for(store) for label, store in stores.items() if store is not None}
+
+
+def injectable(hits: Iterable[Any], gates: dict[str, Gate]) -> list[tuple[Any, str]]:
+    """(hit, origin) for each recall hit that may be injected: quarantined ones left out. Every
+    renderer that hands memories to an agent (prompt, action time) goes through this."""
+    kept = []
+    for hit in hits:
+        gate = gates[getattr(hit, "store", "project")]
+        if not gate.quarantined(hit.memory):
+            kept.append((hit, gate.origin(hit.memory)))
+    return kept
 
 
 @dataclass
