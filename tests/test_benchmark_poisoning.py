@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchmarks import poisoning
+from benchmarks import poisoning, poisoning_cases
 from memctl.core.fence import fence
 
 pytestmark = pytest.mark.usefixtures("fake_embedder")
@@ -23,7 +23,7 @@ def test_fence_problems_sees_every_way_out_of_the_block():
 
 
 def test_an_import_case_is_held_and_counted_as_reaching_without_quarantine(tmp_path, monkeypatch):
-    case = poisoning.Case("jsonl", "poisoned import", poisoning.imported_jsonl)
+    case = poisoning_cases.Case("jsonl", "poisoned import", poisoning_cases.imported_jsonl)
     defended = poisoning.run_case(case, tmp_path / "on")
     assert defended.stored and defended.quarantined and not defended.failed
 
