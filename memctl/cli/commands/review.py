@@ -6,6 +6,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store
+from memctl.core.fence import strip_format
 
 
 def register(app: typer.Typer) -> None:
@@ -33,8 +34,10 @@ def register(app: typer.Typer) -> None:
             stdout.print("Nothing waits for review.")
             return
         for item in pending:
-            stdout.print(f"{item.id}  origin {item.origin}  ({item.reason})", markup=False)
-            text = " ".join(item.body.split())
+            # Why strip_format: this is hostile text by definition; no escape codes reach the tty.
+            origin = strip_format(item.origin)
+            stdout.print(f"{item.id}  origin {origin}  ({item.reason})", markup=False)
+            text = " ".join(strip_format(item.body).split())
             stdout.print(f"    {text[:300]}{'…' if len(text) > 300 else ''}", markup=False)
             stdout.print(f"    {item.path}", markup=False)
         stdout.print(
