@@ -46,6 +46,14 @@ def register(app: typer.Typer) -> None:
             "--publish",
             help="Then upload it to index.uri (s3://, gs://, az://) for clones in remote mode.",
         ),
+        model: str | None = typer.Option(
+            None,
+            "--model",
+            metavar="MODEL",
+            help="Switch the store to this embedding model (a model id or multilingual) and "
+            "embed every memory with it. Under embedding.model: auto the store keeps the model "
+            "chosen at its first sync until you switch it here.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print counts and problems as JSON."),
     ) -> None:
         """Sync the index with the files: embed new or changed files, drop deleted ones.
@@ -62,6 +70,10 @@ def register(app: typer.Typer) -> None:
             return
         from memctl.service.retrieval.remote import pull_index
 
+        if model is not None:
+            from memctl.service.retrieval.embedding import choose_model
+
+            choose_model(store, model)
         pulled = pull_index(store)
         bar, update = progress_reporter()
         if bar:

@@ -31,7 +31,7 @@ from memctl.core.sync import (
 from memctl.core.text_tokens import searchable_text
 from memctl.core.tokens import estimate_tokens
 from memctl.service.retrieval.embedding import (
-    AUTO_SETTLE_MEMORIES,
+    chosen_model,
     configured_model,
     index_model,
     model_settings,
@@ -302,7 +302,7 @@ def _sync(
     if not rebuild and _matches_stamp(store, stats, index, archive, report, model):
         return report
     if not archive:  # Why: the archive's index follows the main one's model
-        settled = settle_model(store, model, sorted(stats), rebuild)
+        settled = settle_model(store, model, sorted(stats))
         if settled != model:
             model, index = settled, local_index(store, archive, settled)
     manifest = Manifest.load(store.index_dir, manifest_name(archive))
@@ -389,11 +389,8 @@ def _sync_paths(
         if stat_module.S_ISDIR(found.st_mode):
             return None  # Why: a folder where a file was: its contents are not in `paths`
         stats[relpath] = FileStat(relpath, found.st_mtime_ns, found.st_size)
-    if not archive and configured_model(store) == AUTO and head.entries < AUTO_SETTLE_MEMORIES:
-        # Why: `auto` looks at every file of a small store again to choose its model.
-        every = set(manifest_file.load().files) - set(wanted) | set(stats)
-        if settle_model(store, model, sorted(every), False) != model:
-            return None
+    if not archive and configured_model(store) == AUTO and chosen_model(store) is None:
+        return None  # Why: `auto` has not decided yet: the full sync decides from every file
     with file_lock(store.state_dir / "index.lock"):
         manifest = Manifest(head.model, head.dim, manifest_file.entries(wanted), head.recipe)
         plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)
