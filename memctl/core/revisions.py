@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, replace
 
 from memctl.core.extract_rules import extract_sentence
+from memctl.core.facts import distinct_facts
 from memctl.core.history import current_text, history_entry, join_history, split_history
 from memctl.core.memory import Memory, first_line
 from memctl.core.sentences import split_sentences
@@ -60,9 +61,10 @@ def decide(
     text = current_text(new.body)
     if ranked and ranked[0].cosine >= limits.dedup:
         top = ranked[0]
-        if not values_conflict(current_text(top.memory.body), text):
+        top_text = current_text(top.memory.body)
+        if not values_conflict(top_text, text):
             return Decision("merge", top, "near duplicate")
-        if subject and memory_subject(top.memory) == subject:
+        if subject and memory_subject(top.memory) == subject and not distinct_facts(top_text, text):
             return Decision("update", top, "near duplicate with a different value")
         # Why: alike but naming another thing ("error TW-E4001 means..." vs "TW-E4002"):
         # neither a repeat nor a new value of the same subject.
@@ -76,6 +78,8 @@ def decide(
         if neighbor.cosine < floor:
             continue
         old = current_text(memory.body)
+        if distinct_facts(old, text):
+            continue  # Why: another ticket, region or team: a second fact with a like subject
         if same_value(old, text):
             return Decision("merge", neighbor, f"same subject ({subject}), same value")
         return Decision("update", neighbor, f"same subject ({subject}), different value")

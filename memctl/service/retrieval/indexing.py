@@ -16,7 +16,7 @@ from memctl.core import ports
 from memctl.core.chunking import split_chunks
 from memctl.core.embedding import AUTO, BUNDLED_MODEL, EmbeddingModel
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.history import current_text
+from memctl.core.history import current_text, earlier_identifiers
 from memctl.core.memory import Memory
 from memctl.core.ports import Index
 from memctl.core.sequences import contextual_text, ordered_members, predecessors
@@ -67,8 +67,9 @@ MODEL_ID = BUNDLED_MODEL  # the default model (see service/retrieval/embedding.p
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
 # 5: CJK runs cut into bigrams for BM25; 6: files under private/ are private rows; 7: a model's
 # vector revision is part of the embed hash (core.embedding.VECTOR_REVISIONS); 8: a row's
-# `created` is the memory's date (`occurred_at`, else `created`), as ISO 8601 UTC
-INDEX_RECIPE = 8
+# `created` is the memory's date (`occurred_at`, else `created`), as ISO 8601 UTC; 9: the
+# identifiers of a memory's `## History` values are in its first row's searchable text
+INDEX_RECIPE = 9
 MODEL_MAX_TOKENS = 512  # the embedding model truncates longer texts
 
 
@@ -158,8 +159,15 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
         "importance": float(memory.importance),
         "pinned": bool(memory.pinned),
         "embed_hash": ehash,
-        "text": searchable_text(text),  # CJK runs cut into words; what BM25 and identifiers see
+        # CJK runs cut into words; what BM25 and identifiers see. Why the earlier identifiers:
+        # a value moved into `## History` keeps its ticket or region findable.
+        "text": searchable_text(text) + _earlier(memory, chunk),
     }
+
+
+def _earlier(memory: Memory, chunk: int) -> str:
+    found = earlier_identifiers(memory.body) if chunk == 0 else []
+    return "\n" + " ".join(found) if found else ""
 
 
 @dataclass(frozen=True)
