@@ -108,6 +108,7 @@ def build_memory(
     updated: str | None = None,
     expires: str | None = None,
     relations: list[dict[str, str]] | None = None,
+    version: int = 1,  # restore only: how many times the memory was revised where it came from
 ) -> Memory:
     if memory_id is not None:
         check_id(memory_id)
@@ -135,6 +136,7 @@ def build_memory(
         expires=expires,
         pinned=pinned,
         relations=[dict(r) for r in relations or ()],
+        version=version,
         body=body,
         extra=dict(extra or {}),
     )

@@ -323,6 +323,7 @@ _RECORD_FIELDS = {
     "expires",
     "pinned",
     "relations",
+    "version",
 }
 
 
@@ -369,6 +370,10 @@ def _record_to_pending(record: dict[str, Any], line: int) -> _Pending:
             fields[key] = float(fields[key])
     if "pinned" in fields:
         fields["pinned"] = bool(fields["pinned"])
+    if "version" in fields:
+        version = fields["version"]
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValueError("'version' must be a whole number from 1")
     if fields.get("source", SOURCES[0]) not in SOURCES:
         raise ValueError(f"'source' is '{fields['source']}'; expected one of {', '.join(SOURCES)}")
     relations = fields.get("relations", [])
