@@ -106,6 +106,7 @@ SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
 
 
 def main() -> None:
+    _refuse_undecodable_arguments(sys.argv[1:])
     name = command_name(sys.argv[1:])
     if help_cache.is_help_request(sys.argv[1:], MODULE_OF):
         _print_help(name)
@@ -132,6 +133,22 @@ def main() -> None:
 
         sys.exit(unexpected_error(error, "--json" in sys.argv[1:]))
     _quick_exit(code)
+
+
+def _refuse_undecodable_arguments(args: list[str]) -> None:
+    """An argument that is not UTF-8 (a Latin-1 byte) reaches Python as a lone surrogate and
+    would crash whatever encodes it later: refuse it here, naming it, for every command."""
+    from memctl.core.input_limits import invalid_utf8
+
+    for number, arg in enumerate(args, start=1):
+        bad = invalid_utf8(arg)
+        if bad:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            sys.stderr.write(
+                f"Error: argument {number} ({shown[:60]}) is not valid UTF-8 ({bad}); "
+                "convert it to UTF-8 first.\n"
+            )
+            sys.exit(1)
 
 
 def _print_help(name: str | None) -> None:

@@ -23,6 +23,7 @@ from memctl.core.errors import (
     UsageError,
 )
 from memctl.core.history import current_text
+from memctl.core.input_limits import check_input, check_utf8
 from memctl.core.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
@@ -189,6 +190,7 @@ def prepare_memory(
     from memctl.core.quality import low_value_reason
     from memctl.service.memories.redaction import redact_memory_fields
 
+    check_fields(store, text, fields)  # Why: before redaction, which is slow on megabytes
     redacted: dict[str, int] = {}
     if redact:
         text, fields, redacted = redact_memory_fields(store, text, fields)
@@ -198,6 +200,16 @@ def prepare_memory(
         if reason:
             raise LowValueContent(reason)
     return memory, redacted
+
+
+def check_fields(store: Store, text: str, fields: dict[str, Any]) -> None:
+    """Refuse (InputRefused) what the store would refuse to read back: see core.input_limits."""
+    check_input(text, max_file_bytes(store))
+    for name in ("title", "agent"):
+        if isinstance(fields.get(name), str):
+            check_input(fields[name], max_file_bytes(store), f"The {name}")
+    for tag in fields.get("tags") or ():
+        check_utf8(str(tag), "A tag")
 
 
 # --- dedup and merge ----------------------------------------------------------------------

@@ -17,8 +17,9 @@ from memctl.config import Store
 from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
+from memctl.core.input_limits import InputRefused
 from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
-from memctl.service.memories.add import AddResult, build_memory
+from memctl.service.memories.add import AddResult, build_memory, check_fields
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.service.memories.lookup import list_memories
 from memctl.service.privacy import shares_private
@@ -239,6 +240,7 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
     else:
         pending = _read_agent_file(text, path, fmt)
 
+    _check_limits(store, pending, path)
     result = ImportResult(path, fmt)
     accepted = _accepted_items(store, pending, result.skipped)
     # Checked above: redacted, valid, and past the low-value gate (or a restore, kept as is).
@@ -258,6 +260,19 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
         added.redacted = item.redacted
         (result.added if added.action == "created" else result.merged).append(added)
     return result
+
+
+def _check_limits(store: Store, pending: list[_Pending], path: Path) -> None:
+    """Refuse the whole file, each item named, when one holds what the store would not read back
+    (over limits.max_file_bytes, a NUL byte, a conflict block, text that is not UTF-8)."""
+    problems = []
+    for item in pending:
+        try:
+            check_fields(store, item.text, item.fields)
+        except InputRefused as exc:
+            problems.append(InvalidMemoryFile(path, item.line, str(exc)))
+    if problems:
+        raise ImportRefused(problems)
 
 
 def _accepted_items(
