@@ -6,6 +6,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -93,17 +94,17 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
         path = claude_code.settings_path_for(scope, root, home)
         try:
             found = claude_code.hooks_status(path)
-            entry = {
+            entry: dict[str, Any] = {
                 "path": str(path),
                 "exists": found.exists,
                 "installed": found.installed,
                 "missing": found.missing,
                 "other_hooks": found.other_hooks,
             }
+            if check and found.installed:
+                entry["failing"] = failing_hooks(found.installed)
         except MemctlError as exc:
             entry = {"path": str(path), "exists": True, "error": str(exc)}
-        if check and entry.get("installed"):
-            entry["failing"] = failing_hooks(entry["installed"])
         report["claude_code"][scope] = entry
     if any(e.get("failing") for e in report["claude_code"].values()):
         report["warnings"].append(
