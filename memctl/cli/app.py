@@ -62,10 +62,11 @@ def build_app(modules: list[str] | None = None) -> typer.Typer:
 
     import typer
 
-    from memctl.cli import plain_params
+    from memctl.cli import help_labels, plain_params
     from memctl.cli.state import main_options
 
     plain_params.install()
+    help_labels.install()
 
     app = typer.Typer(
         name="memctl",
@@ -106,6 +107,20 @@ SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
 
 
 def main() -> None:
+    """The `memctl` command. Ctrl-C (SIGINT) ends any command with one line and exit 130, not
+    a traceback (unless MEMCTL_DEBUG is set)."""
+    try:
+        _main()
+    except KeyboardInterrupt:
+        import os
+
+        if os.environ.get("MEMCTL_DEBUG"):
+            raise
+        sys.stderr.write("\nInterrupted.\n")
+        sys.exit(130)
+
+
+def _main() -> None:
     _refuse_undecodable_arguments(sys.argv[1:])
     name = command_name(sys.argv[1:])
     if help_cache.is_help_request(sys.argv[1:], MODULE_OF):

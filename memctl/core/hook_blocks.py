@@ -53,8 +53,14 @@ def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     """`- **title** (type, id): body`, flattened to one line and cut at `max_chars`."""
     body = " ".join(item.body.split())
     title = " ".join(item.title.split())
-    if body.startswith(title.rstrip("…")):
-        body = body[len(title.rstrip("…")) :].lstrip(" .:-—")
+    shown = title.rstrip("…")
+    if shown and body.startswith(shown):
+        # Why back to a word start: a title cut mid-word ("kubectl argo ro…") must not leave
+        # the body opening on the rest of that word ("llouts promote api").
+        rest = len(shown)
+        if rest < len(body) and body[rest].isalnum() and body[rest - 1].isalnum():
+            rest = body.rfind(" ", 0, rest) + 1
+        body = body[rest:].lstrip(" .:-—")
     line = f"- **{title}** ({item.type}, {item.id})"
     if body:
         line += f": {body}"
