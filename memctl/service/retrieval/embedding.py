@@ -19,6 +19,7 @@ from memctl.core import ports
 from memctl.core.embedding import (
     AUTO,
     BUNDLED_MODEL,
+    MODEL_CHOICES,
     MODELS,
     MULTILINGUAL_MODEL_ID,
     EmbeddingModel,
@@ -85,6 +86,11 @@ def record_choice(store: Store, model: EmbeddingModel, why: str) -> None:
 def choose_model(store: Store, name: str) -> EmbeddingModel:
     """The user's choice (`index --model`): recorded for an `auto` store, which the next sync
     re-embeds with it; a store whose config.yaml names a model is changed there."""
+    if name.strip() not in MODEL_CHOICES or name.strip() == AUTO:
+        choices = ", ".join(c for c in MODEL_CHOICES if c != AUTO)
+        raise UsageError(
+            f"--model '{name}' is not a model memctl runs; expected one of: {choices}."
+        )
     model = model_spec(name)
     configured = configured_model(store)
     if configured != AUTO and model_spec(configured) != model:
