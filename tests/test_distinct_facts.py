@@ -125,3 +125,16 @@ def test_distinct_templated_notes_are_never_marked_superseded(store, fake_embedd
     memories = [m for _, m in list_memories(store).memories]
     assert len(memories) == count
     assert not [m.id for m in memories if m.extra.get("superseded_by")]
+
+
+def test_an_update_renews_a_title_older_versions_cut_mid_word():
+    old = Memory(
+        id="t",
+        title="The profile service pages on-call after 80 seconds in region r2; ticket OPS-14…",
+        body=R2,
+        type="semantic",
+    )
+    new = Memory(id="n", body=R2.replace("80 seconds", "45 seconds"), type="semantic")
+    assert superseded(old, new, "2026-01-02T00:00:00Z").title.startswith(
+        "The profile service pages on-call after 45 seconds"
+    )

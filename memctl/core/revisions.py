@@ -266,7 +266,7 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
     details.append(f"source {existing.source}")
     entries = entries + [history_entry(now, "replaced", details, old_text)]
     new_text = current_text(new.body)
-    automatic_title = existing.title.strip() in ("", first_line(old_text))
+    automatic_title = is_derived_title(existing.title, old_text)
     extra = {k: v for k, v in existing.extra.items() if k != "mentions"}
     if "subject" in new.extra:
         extra["subject"] = new.extra["subject"]
@@ -280,6 +280,16 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
         extra=extra,
         **_combined(existing, new),
     )
+
+
+def is_derived_title(title: str, text: str) -> bool:
+    """Was `title` made from the text's first line (whole, or cut with "…" anywhere, as older
+    versions cut it mid-word), rather than written by someone?"""
+    title = title.strip()
+    line = first_line(text, max_len=len(text) + 1)
+    if not title or title == line or title == first_line(text):
+        return True
+    return title.endswith("…") and line.startswith(title[:-1].rstrip())
 
 
 def not_adopted(existing: Memory, new: Memory, now: str) -> Memory:
