@@ -122,6 +122,11 @@ def main() -> None:
 
 def _main() -> None:
     _refuse_undecodable_arguments(sys.argv[1:])
+    if sys.argv[1:] == ["--version"]:  # Why first: nothing else to load for it
+        from memctl.cli.version import version_line
+
+        sys.stdout.write(version_line() + "\n")
+        _quick_exit(0)
     name = command_name(sys.argv[1:])
     if help_cache.is_help_request(sys.argv[1:], MODULE_OF):
         _print_help(name)
