@@ -304,6 +304,9 @@ def register(app: typer.Typer) -> None:
     @hooks_app.command("status")
     @handles_errors
     def status_command(
+        check: bool = typer.Option(
+            True, "--check/--no-check", help="Call each installed Claude Code hook dry."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
         """Show where memctl's hooks are installed (Claude Code settings files, git).
@@ -311,7 +314,7 @@ def register(app: typer.Typer) -> None:
         Each installed Claude Code hook is called dry (it starts and exits at once), so a
         command Claude Code could not run (exit 127: not found) is reported here.
         """
-        report = status_report(Path.cwd(), home_dir())
+        report = status_report(Path.cwd(), home_dir(), check=check)
         if as_json:
             print_json(report)
             return
