@@ -25,6 +25,7 @@ from memctl.core.evidence import (
     text_stems,
 )
 from memctl.core.memory import Memory
+from memctl.core.text import clip
 from memctl.core.text_tokens import non_latin_share
 from memctl.core.when import Window
 from memctl.service.retrieval.indexing import sequence_of
@@ -247,9 +248,7 @@ def _read_neighbour(store: Store, indexes: list, memory_id: str) -> dict[str, An
                 memory = read_memory_kept(store.root, row["path"], max_file_bytes(store))
             except (OSError, InvalidMemoryFile):
                 return None
-            text = " ".join(memory.body.split())
-            if len(text) > NEIGHBOUR_CHARS:
-                text = text[: NEIGHBOUR_CHARS - 1].rstrip() + "…"
+            text = clip(memory.body, NEIGHBOUR_CHARS)
             return {
                 "id": memory.id,
                 "title": memory.display_title,
