@@ -120,6 +120,10 @@ class RecallSettings:
     # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
     recency_bonus: float = setting(0.0, at_least=0, at_most=0.5)
     recency_half_life_days: float = setting(30.0, above=0)
+    # Which memories the conversation stages (session neighbours, speaker, length prior) apply
+    # to: "auto" those written in a session (session_id), "conversation" every memory, "notes"
+    # none. docs/recall-pipeline.md lists the stages.
+    profile: str = setting("auto", choices=("auto", "notes", "conversation"))
 
 
 @dataclass(frozen=True)

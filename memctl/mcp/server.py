@@ -36,9 +36,12 @@ def build_server(store: Store) -> Any:
     from mcp.types import Resource
 
     from memctl import service
+    from memctl.config import open_user_store
     from memctl.service.memories.forgetting import forget_memory
     from memctl.service.privacy import shares_private
     from memctl.service.retrieval.context import agent_context
+    from memctl.service.retrieval.use_case import RecallRequest
+    from memctl.service.retrieval.use_case import recall as recall_use_case
 
     def opted_in(include_private: bool) -> bool:
         return shares_private(store, True if include_private else None)
@@ -78,28 +81,28 @@ def build_server(store: Store) -> Any:
 
     @server.tool(
         description=(
-            "Find memories by meaning and exact words. Returns the best `k`. Private memories "
-            "only with include_private=true, when the user asked for them."
+            "Find memories by meaning and exact words, in this project's store and the user's "
+            "own store. Returns the best `k` (without `k`: up to recall.k, only those relevant "
+            "enough). Private memories only with include_private=true, when the user asked."
         )
     )
     def recall(
         query: str,
-        k: int = store.settings.recall.k,
+        k: int | None = None,
         types: list[str] | None = None,
         tags: list[str] | None = None,
         include_private: bool = False,
     ) -> list[dict]:
-        hits = tool_call(
-            lambda: service.recall(
-                store,
-                query,
-                k=k,
-                types=types or None,
-                tags=tags or None,
-                include_private=opted_in(include_private),
-            )
+        request = RecallRequest(
+            store=store,
+            query=query,
+            k=k,
+            types=tuple(types or ()),
+            tags=tuple(tags or ()),
+            include_private=opted_in(include_private),
         )
-        return [hit.to_dict() for hit in hits]
+        result = tool_call(lambda: recall_use_case(request))
+        return [hit.to_dict() for hit in result.hits]
 
     @server.tool(
         description=(
@@ -144,7 +147,11 @@ def build_server(store: Store) -> Any:
     ) -> str:
         return tool_call(
             lambda: agent_context(
-                store, query=query, budget=budget, include_private=opted_in(include_private)
+                store,
+                query=query,
+                budget=budget,
+                user_store=open_user_store(besides=store),
+                include_private=opted_in(include_private),
             )
         )
 
