@@ -10,8 +10,8 @@ import yaml
 from typer.testing import CliRunner
 
 from memctl import service
-from memctl.agents.claude_code_events import prompt_context
 from memctl.agents.claude_code import HookPayload
+from memctl.agents.claude_code_events import prompt_context
 from memctl.cli.app import app
 from memctl.config import CONFIG_FILENAME, open_store
 from memctl.service.retrieval.use_case import PROMPT, RecallRequest, recall
@@ -88,3 +88,30 @@ def test_explain_traces_every_stage_and_the_cut(notes_store):
     assert all(item["cut"] for item in candidates[2:])
     assert all(set(item["scores"]) <= set(trace["stages"]) for item in candidates)
     assert trace["query"]["terms"] == ["deploy", "billing", "service"]
+
+
+def test_relevance_means_the_same_in_every_mode(notes_store):
+    """A hit's relevance is its own evidence (cosine and words), whichever retriever ranked it."""
+    relevance = {}
+    for mode in ("hybrid", "bm25", "vector"):
+        request = RecallRequest(store=notes_store, query="billing database port", k=1, mode=mode)
+        (hit,) = recall(request).hits
+        relevance[mode] = (hit.id, round(hit.relevance, 6))
+    assert len(set(relevance.values())) == 1, relevance
+
+
+def test_a_long_prompt_still_finds_by_words_alone(notes_store):
+    prompt = (
+        "I have to change how the billing database connection is configured for staging, "
+        "the port seems wrong and the service keeps failing on startup; can you look at the "
+        "settings, find where the port comes from and fix the configuration for every stage"
+    )
+    hits = recall(RecallRequest(store=notes_store, query=prompt, mode="bm25")).hits
+    assert hits and "port 5433" in hits[0].body
+
+
+def test_an_explicit_k_returns_k_hits_unless_a_floor_is_asked(notes_store):
+    unrelated = "favourite colour of the office cat"
+    assert len(recall(RecallRequest(store=notes_store, query=unrelated, k=4)).hits) == 4
+    floored = RecallRequest(store=notes_store, query=unrelated, k=4, min_relevance=0.9)
+    assert recall(floored).hits == []

@@ -104,6 +104,7 @@ def recall(
     until: str | datetime | None = None,
     as_of: str | datetime | None = None,
     trace: Trace | None = None,
+    weigh_meaning: bool = True,
 ) -> list[Hit]:
     """At most `k` memories about `query`, best first; none when nothing is relevant enough.
 
@@ -115,6 +116,8 @@ def recall(
     memories dated in [since, until); a time expression in the query ("last week", "in May",
     上周) favours memories of that time, resolved against `as_of` (default: now).
     `trace`, if given, is filled with each candidate's score after each stage (--explain).
+    A hit's relevance weighs its cosine to the query in every mode, bm25 included, so it means
+    the same in each; `weigh_meaning=False` weighs its words only (no model is loaded).
     """
     k = store.settings.recall.k if k is None else k
     if mode not in MODES:
@@ -124,7 +127,7 @@ def recall(
     if not query.strip():
         raise UsageError("The query is empty.")
     # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
-    if query_vector is None and mode in ("hybrid", "vector"):
+    if query_vector is None and (mode != "bm25" or weigh_meaning):
         query_vector = start_query_embedding(query, model_settings(store))
     if sync:
         sync_index(store)
@@ -196,9 +199,13 @@ def _search(
     store_size = sum(index.count() for index in indexes)
     # Why this late: what needs no query vector is done while the model embeds the query.
     vector = None
-    if query_vector is not None and mode in ("hybrid", "vector"):
+    if query_vector is not None:
         vector = query_vector.result()
-    vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
+    vector_rows = (
+        _search_vector(indexes, vector, pool, where)
+        if vector is not None and mode in ("hybrid", "vector")
+        else None
+    )
     # Why: the words that name a time are answered by the date, not by the memory's words.
     window = telling_window(window, [*(text_rows or ()), *(vector_rows or ())])
     parsed = parsed.with_window(window, zipf)
@@ -362,7 +369,9 @@ def _with_prior(bm25, text_rows, chunk_rows, weights, share) -> dict:
 
 def _anchor_date(store: Store, anchor: str) -> datetime | None:
     """The date of the memory an event phrase ("the migration") clearly names, if one does."""
-    found = recall(store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5)
+    found = recall(
+        store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5, weigh_meaning=False
+    )
     return parse_time(found[0].date) if found else None
 
 

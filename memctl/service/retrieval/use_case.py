@@ -101,7 +101,7 @@ def recall(request: RecallRequest) -> RecallResult:
     stores = request.stores or stores_to_read(request.store, request.store_only)
     # Why first: loading the ONNX model overlaps with syncing and importing lance (~0.3 s each).
     vector = request.query_vector
-    if vector is None and request.mode in ("hybrid", "vector"):
+    if vector is None:  # Why in bm25 mode too: a hit's relevance weighs its cosine in every mode
         vector = start_query_embedding(request.query, model_settings(request.store))
     problems: list[dict] = []
     if request.sync:
