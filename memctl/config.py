@@ -63,14 +63,12 @@ class RecallSettings:
     k: int = setting(5, at_least=1)
     # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by
     # their standard deviation; "adaptive" scales each side's weight by its evidence for the
-    # query (see coverage_exponent, peak_gain), fully in a small store and less as it grows
+    # query (see coverage_chance, peak_gain), fully in a small store and less as it grows
     # (prior_half_size); "zscore" keeps the weights fixed; "score" divides by the range
     # (min-max) instead; "rrf": reciprocal rank fusion of the ranks.
     fusion: str = setting("adaptive", choices=("adaptive", "zscore", "score", "rrf"))
     bm25_weight: float = setting(0.6, at_least=0)
     vector_weight: float = setting(0.4, at_least=0)
-    # adaptive: BM25's weight times (weighted share of the query its best match holds) ** this
-    coverage_exponent: float = setting(1.0, at_least=0)
     # adaptive: a best match holding no more than this share of the query gives BM25 no say
     # (a word or two any text shares with the query); shares above it are rescaled to 0-1
     coverage_chance: float = fraction(0.15)

@@ -333,7 +333,6 @@ def _fuse(
             base,
             best_coverage,
             [score for _, score in lists[0]],
-            settings.coverage_exponent,
             settings.peak_gain,
             settings.coverage_chance,
         )
