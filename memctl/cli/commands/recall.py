@@ -114,7 +114,12 @@ def register(app: typer.Typer) -> None:
             metavar="QUERY",
         ),
         k: int = typer.Option(
-            None, "-k", "--limit", help="How many memories to return (config recall.k, 5)."
+            None,
+            "-k",
+            "--limit",
+            help="How many memories to return, best first, related or not (unless "
+            "--min-relevance is given). Without -k: up to recall.k (5), only those above "
+            "recall.min_relevance.",
         ),
         types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
         tags: list[str] = typer.Option(
@@ -165,12 +170,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Find memories by meaning and by exact words (vector + BM25, fused).
 
-        At most -k memories, and only those relevant enough: a query nothing in the store is
-        about returns nothing. Time words in the query ("last week", "between May 3 and May 9",
+        Without -k, at most recall.k memories and only those relevant enough: a query nothing
+        in the store is about returns nothing. With -k N, the N best (each with its relevance). Time words in the query ("last week", "between May 3 and May 9",
         "mid-August", "last summer", 上周, 5月初) favour memories of that time; --since and
         --until keep only those. In a conversation stored turn by turn ("Caroline: ..."), a
         question naming one speaker favours that speaker's own turns. Asked when or where
         ("When did we move CI?", 哪里), memories that say a time or a place rank higher.
+        --explain shows how each candidate ranked, stage by stage (docs/recall-pipeline.md).
         Example: memctl recall "how do we deploy" -k 3 --format context
         """
         if output_format not in FORMATS:
