@@ -107,13 +107,6 @@ class RecallSettings:
     # Share of a candidate's score passed to the memories written 1 and 2 steps before and
     # after it in the same session (front matter session_id); [] turns it off.
     neighbour_weights: tuple[float, ...] = setting((0.4, 0.1), at_least=0)
-    # Second hop, when the best hit lacks some of the query's words: the best hits' rare words
-    # are searched for, and a memory holding them gains up to this share of the score of the
-    # hit it shares them with (core.second_hop). 0 turns it off.
-    second_hop: float = setting(0.15, at_least=0, at_most=1)
-    # Set cover: after the best hit, a memory holding query words the hits above it lack ranks
-    # as if its score were 1 + this x their weighted share higher. 0 keeps the score order.
-    cover_gain: float = setting(3.0, at_least=0)
     # Bounded additive bonus for fresh memories: a share (at most 0.5) of one retriever's
     # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
     recency_bonus: float = setting(0.0, at_least=0, at_most=0.5)

@@ -55,7 +55,7 @@ def test_the_conversation_profile_applies_to_every_memory():
 
 def test_stages_are_declared_once_in_order_with_their_own_knobs():
     names = [stage.name for stage in STAGES]
-    assert names.index("neighbours") < names.index("second_hop") < names.index("speaker")
+    assert names.index("neighbours") < names.index("time") < names.index("speaker")
     knobs = [knob for stage in STAGES for knob in stage.knobs]
     assert len(knobs) == len(set(knobs))
     assert all(hasattr(RecallSettings(), knob) for knob in knobs)

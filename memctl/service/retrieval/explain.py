@@ -18,7 +18,7 @@ OTHER_STORE = "left out when the stores were merged"
 @dataclass
 class Trace:
     """Filled in by recall as it ranks: the stages in the order they ran, each candidate's score
-    after each, the rank the covering order gave it, its relevance and why it was cut."""
+    after each, its final rank, its relevance and why it was cut."""
 
     store: str = "project"
     query: dict[str, Any] = field(default_factory=dict)

@@ -37,7 +37,6 @@ from memctl.service.after_reply import later
 from memctl.service.retrieval.embedding import index_model, model_settings
 from memctl.service.retrieval.explain import OUTSIDE_DATES, Trace
 from memctl.service.retrieval.hits import (
-    EVIDENCE_DEPTH,
     Evidence,
     Hit,
     attach_neighbours,
@@ -46,8 +45,7 @@ from memctl.service.retrieval.hits import (
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.service.retrieval.query_vectors import start_query_embedding
-from memctl.service.retrieval.second_hop import covering_order
-from memctl.service.retrieval.stages import Candidates, Ranking, run_stages, text_search
+from memctl.service.retrieval.stages import Candidates, Ranking, run_stages
 from memctl.service.retrieval.text_prefetch import take_prefetched
 from memctl.service.retrieval.timing import (
     explicit_window,
@@ -234,21 +232,11 @@ def _search(
     candidates = Candidates(_best_chunks(rows, chunk_rows, chunk_scores), rows, sources)
     if trace is not None and identifier_rows:
         trace.record("identifier", candidates.scores)
-    ranking = Ranking(
-        parsed,
-        settings,
-        mode,
-        top_single,
-        indexes,
-        text_search(_search_text, indexes, where),
-    )
+    ranking = Ranking(parsed, settings, mode, top_single, indexes)
     run_stages(candidates, ranking, trace.record if trace is not None else None)
     scores = candidates.scores
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
-    if mode == "hybrid":
-        depth = max(k * EVIDENCE_DEPTH, 20)
-        ranked = covering_order(ranked, scores, rows, weights, settings, depth)
     if trace is not None:
         trace.order = list(ranked)
     evidence = Evidence(

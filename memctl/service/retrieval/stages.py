@@ -1,7 +1,7 @@
 """The ranking stages after fusion, declared in order in one place (`STAGES`).
 
 Each stage is a small function `(Candidates, Ranking) -> None` that changes the candidates'
-scores (and, for neighbours and the second hop, adds the memories it found); it reads the query
+scores (and, for neighbours, adds the memories it found); it reads the query
 only from the parsed query and its knobs only from its own `recall:` keys. Which stages run
 depends on the mode (bm25 and vector stay the plain retrievers) and on the profile: stages for
 conversations written turn by turn apply to session memories (`sequence`), or to every memory
@@ -13,17 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import partial
 
 from memctl.config import RecallSettings
 from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.memory import parse_time
-from memctl.core.ports import Index, MemoryFilter, Row
+from memctl.core.ports import Index
 from memctl.core.query import ParsedQuery
 from memctl.core.ranking import length_priors, sequence_neighbours, spread_to_neighbours
 from memctl.core.speakers import speaker_of, turns_of_asked
 from memctl.service.retrieval.answers import add_answer_bonus
-from memctl.service.retrieval.second_hop import follow_bridges
 from memctl.service.retrieval.timing import add_time_bonus
 
 CONVERSATION, NOTES, AUTO = "conversation", "notes", "auto"
@@ -49,7 +47,6 @@ class Ranking:
     mode: str
     scale: float
     indexes: list[Index] = field(default_factory=list)
-    search_text: Callable[[str, int], list[Row]] | None = None
 
     @property
     def profile(self) -> str:
@@ -97,22 +94,6 @@ def neighbours(candidates: Candidates, ranking: Ranking) -> None:
     candidates.scores = {
         memory_id: score for memory_id, score in spread.items() if memory_id in rows
     }
-
-
-def second_hop(candidates: Candidates, ranking: Ranking) -> None:
-    """When the best hit lacks some of the query's words, one more full-text search for the best
-    hits' rare words (recall.second_hop; core.second_hop). Runs after neighbours: a hop starts
-    from the best hits as shown."""
-    if ranking.search_text is None:
-        return
-    candidates.scores = follow_bridges(
-        candidates.scores,
-        candidates.rows,
-        dict(ranking.query.weights),
-        ranking.settings,
-        ranking.search_text,
-        candidates.sources,
-    )
 
 
 def recency(candidates: Candidates, ranking: Ranking) -> None:
@@ -176,10 +157,9 @@ class Stage:
 
 
 # The order is the order they run in, after fusion (service.retrieval.recall) and before the
-# covering order and the relevance floor (service.retrieval.hits).
+# relevance floor (service.retrieval.hits).
 STAGES: tuple[Stage, ...] = (
     Stage("neighbours", neighbours, ("neighbour_weights",), profile=CONVERSATION),
-    Stage("second_hop", second_hop, ("second_hop",)),
     Stage(
         "recency",
         recency,
@@ -205,8 +185,3 @@ def run_stages(
         stage.run(candidates, ranking)
         if record is not None:
             record(stage.name, candidates.scores)
-
-
-def text_search(search, indexes: list[Index], where: MemoryFilter):
-    """The second hop's full-text search: the same indexes and filter as the first."""
-    return partial(search, indexes, where=where)
