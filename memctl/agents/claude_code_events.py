@@ -22,6 +22,7 @@ from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
+from memctl.service.provenance import gates_for, injectable
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
@@ -93,18 +94,25 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     settings = store.settings.hooks
     if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
         return ""
-    from memctl.service.retrieval.federated import federated_recall
+    from memctl.service.retrieval.use_case import PROMPT, RecallRequest, recall
 
     k = settings.prompt_k
-    query = payload.prompt.strip()[:2000]
-    floor = settings.prompt_min_relevance
     stores = [("project", store)] + ([("user", user_store)] if user_store is not None else [])
-    hits = federated_recall(
-        stores, query, k=k * 3, include_private=shares_private(store), min_relevance=floor
+    request = RecallRequest(
+        store=store,
+        query=payload.prompt.strip()[:2000],
+        k=k * 3,
+        include_private=shares_private(store),
+        stores=stores,
+        purpose=PROMPT,
     )
+    hits = recall(request).hits
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
-    fresh = [hit for hit in hits if hit.id not in shown]
-    items = [BlockItem(h.id, h.title, h.type, h.body) for h in fresh[:k]]
+    gates = gates_for({"project": store, "user": user_store})
+    fresh = injectable((hit for hit in hits if hit.id not in shown), gates)
+    items = [
+        BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
+    ]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
         # Why after the reply: the agent waits for the block, not for this bookkeeping (the

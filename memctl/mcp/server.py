@@ -36,9 +36,13 @@ def build_server(store: Store) -> Any:
     from mcp.types import Resource
 
     from memctl import service
+    from memctl.config import open_user_store
     from memctl.service.memories.forgetting import forget_memory
     from memctl.service.privacy import shares_private
+    from memctl.service.provenance import gate_for
     from memctl.service.retrieval.context import agent_context
+    from memctl.service.retrieval.use_case import RecallRequest
+    from memctl.service.retrieval.use_case import recall as recall_use_case
 
     def opted_in(include_private: bool) -> bool:
         return shares_private(store, True if include_private else None)
@@ -78,34 +82,47 @@ def build_server(store: Store) -> Any:
 
     @server.tool(
         description=(
-            "Find memories by meaning and exact words. Returns the best `k`. Private memories "
-            "only with include_private=true, when the user asked for them."
+            "Find memories by meaning and exact words, in this project's store and the user's "
+            "own store. Returns the best `k` (without `k`: up to recall.k, only those relevant "
+            "enough). Private memories only with include_private=true, when the user asked."
         )
     )
     def recall(
         query: str,
-        k: int = store.settings.recall.k,
+        k: int | None = None,
         types: list[str] | None = None,
         tags: list[str] | None = None,
         include_private: bool = False,
     ) -> list[dict]:
-        hits = tool_call(
-            lambda: service.recall(
-                store,
-                query,
-                k=k,
-                types=types or None,
-                tags=tags or None,
-                include_private=opted_in(include_private),
-            )
+        request = RecallRequest(
+            store=store,
+            query=query,
+            k=k,
+            types=tuple(types or ()),
+            tags=tuple(tags or ()),
+            include_private=opted_in(include_private),
         )
-        return [hit.to_dict() for hit in hits]
+        result = tool_call(lambda: recall_use_case(request))
+        # Why: what a tool returns enters the agent's context; quarantined memories never do.
+        gates = {"project": gate_for(store)}
+        if "user" in result.stores:
+            user = open_user_store(besides=store)
+            if user is not None:
+                gates["user"] = gate_for(user)
+        listed = []
+        for hit in result.hits:
+            gate = gates.get(getattr(hit, "store", "project"), gates["project"])
+            if not gate.quarantined(hit.memory):
+                listed.append({**hit.to_dict(), "origin": gate.origin(hit.memory)})
+        return listed
 
     @server.tool(
         description=(
             "Remember something durable: one fact, preference, decision or procedure per call. "
             "type is one of episodic, semantic, procedural, preference, profile, knowledge. "
-            "Secrets and personal data are redacted before anything is written."
+            "Secrets and personal data are redacted before anything is written. When the "
+            "words are not your own, say where they came from in `origin`: tool:<name>, "
+            "url:<url>, file:<path>."
         )
     )
     def add(
@@ -116,6 +133,7 @@ def build_server(store: Store) -> Any:
         importance: float | None = None,
         pinned: bool = False,
         agent: str | None = None,
+        origin: str | None = None,
     ) -> dict:
         result = tool_call(
             lambda: service.add_memory(
@@ -127,6 +145,7 @@ def build_server(store: Store) -> Any:
                 importance=importance,
                 pinned=pinned,
                 agent=agent,
+                extra={"origin": agent_origin(origin)},
             )
         )
         return result.to_dict()
@@ -144,7 +163,11 @@ def build_server(store: Store) -> Any:
     ) -> str:
         return tool_call(
             lambda: agent_context(
-                store, query=query, budget=budget, include_private=opted_in(include_private)
+                store,
+                query=query,
+                budget=budget,
+                user_store=open_user_store(besides=store),
+                include_private=opted_in(include_private),
             )
         )
 
@@ -194,6 +217,20 @@ def build_server(store: Store) -> Any:
             raise ResourceError(str(exc)) from None
 
     return server
+
+
+def agent_origin(stated: str | None) -> str:
+    """An agent's memory is `agent`, or the untrusted origin it names; it cannot claim `user`."""
+    from memctl.core.errors import UsageError
+    from memctl.core.provenance import UNTRUSTED, check_origin, trust_of
+
+    if not stated:
+        return "agent"
+    try:
+        origin = check_origin(stated)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return origin if trust_of(origin) == UNTRUSTED else "agent"
 
 
 def finish_interrupted_forget(store: Store) -> None:
