@@ -9,8 +9,9 @@ match fastembed's.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import cast
 
@@ -48,6 +49,7 @@ BASIC_REWRITES_BUT_FOLDING = (
     "WhereDummyDq",
 )
 _one_thread = False  # see run_on_one_thread()
+_session_threads: int | None = 1  # its ONNX threads when the settings leave them open
 
 
 def run_on_one_thread() -> None:
@@ -64,6 +66,22 @@ def run_on_one_thread() -> None:
     global _one_thread
     _one_thread = True
     _cached_query_embedder.cache_clear()
+
+
+@contextlib.contextmanager
+def one_bulk_session() -> Iterator[None]:
+    """For a one-shot bulk write (`memctl import`): while inside, documents are embedded through
+    one folded session on every core, not fastembed's batches, whose ONNX arena holds the
+    largest padded batch it ever ran (~790 MB peak importing 1k notes)."""
+    global _one_thread, _session_threads
+    before = (_one_thread, _session_threads)
+    _one_thread, _session_threads = True, None
+    _cached_query_embedder.cache_clear()
+    try:
+        yield
+    finally:
+        _one_thread, _session_threads = before
+        _cached_query_embedder.cache_clear()
 
 
 def single_session() -> bool:
@@ -83,7 +101,8 @@ class OnnxQueryEmbedder:
         self.model_id = settings.model
         self.dim = settings.dimension
         if _one_thread:
-            self._session = _session(settings.model, settings.threads or 1, fold_constants=True)
+            threads = settings.threads or _session_threads
+            self._session = _session(settings.model, threads, fold_constants=True)
         else:
             self._session = _session(settings.model, settings.threads)
         self._query_session = self._session

@@ -255,6 +255,17 @@ def import_file(
     _check_limits(store, pending, path)
     result = ImportResult(path, fmt)
     accepted = _accepted_items(store, pending, result.skipped)
+    from memctl.integrations.query_embedder import one_bulk_session
+
+    with one_bulk_session():
+        written = _write_chunks(store, path, accepted)
+    for item, added in zip(accepted, written, strict=True):
+        added.redacted = item.redacted
+        (result.added if added.action == "created" else result.merged).append(added)
+    return result
+
+
+def _write_chunks(store: Store, path: Path, accepted: list[_Pending]) -> list:
     written: list = []
     # Why in chunks: each is embedded, written and indexed before the next is built, so the
     # vectors, rows and model buffers held at once stay bounded whatever the file's size.
@@ -273,10 +284,7 @@ def import_file(
                 f"{len(written) + stop.written} of {len(accepted)} memories: {stop.cause}\n"
                 "Running the import again skips what is already in the store."
             ) from stop.cause
-    for item, added in zip(accepted, written, strict=True):
-        added.redacted = item.redacted
-        (result.added if added.action == "created" else result.merged).append(added)
-    return result
+    return written
 
 
 def _set_import_origin(item: _Pending, path: Path, keep_origin: bool) -> None:
