@@ -31,6 +31,7 @@ from memctl.core.schema import (
     section,
     setting,
 )
+from memctl.core.terminal import printable
 from memctl.core.yaml_lines import BrokenYAML, line_of, load_with_lines
 
 STORE_DIRNAME = ".memory"
@@ -554,7 +555,7 @@ def find_store(
 
 
 def print_warning(message: str) -> None:
-    print(f"Warning: {message}", file=sys.stderr)
+    print(f"Warning: {printable(message)}", file=sys.stderr)
 
 
 _warned: set[str] = set()

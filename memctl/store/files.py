@@ -18,6 +18,7 @@ from memctl.core.errors import InvalidMemoryFile, UsageError
 from memctl.core.frontmatter import parse_memory, render_memory
 from memctl.core.ids import ID_RULE, id_from_name, is_safe_id
 from memctl.core.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
+from memctl.core.terminal import printable_name
 from memctl.store.safe_read import DEFAULT_MAX_FILE_BYTES, read_store_file
 
 _ID_SUFFIX = re.compile(r"-([0-9a-z]{12})$")
@@ -32,8 +33,36 @@ class FileStat(
     size: int
 
 
+# path -> problem: folders memctl could not read and names it cannot use, found by scan_files
+# since the last drain_scan_problems(); the CLI reports them once per command.
+_scan_problems: dict[str, dict] = {}
+
+
+def _scan_problem(path: str, problem: str) -> None:
+    _scan_problems.setdefault(path, {"path": path, "line": 0, "problem": problem})
+
+
+def drain_scan_problems() -> list[dict]:
+    """The folders and names the scans left out since the last call (each once)."""
+    problems = list(_scan_problems.values())
+    _scan_problems.clear()
+    return problems
+
+
+def _usable_name(name: str) -> bool:
+    """A name that is valid UTF-8 (os.scandir hands back other bytes as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]:
-    """Every memory file under the store (relative POSIX paths), with mtime and size."""
+    """Every memory file under the store (relative POSIX paths), with mtime and size.
+
+    A folder that cannot be read, or a name that is not valid UTF-8, is left out and noted
+    (see drain_scan_problems): one bad entry never hides the rest of the store."""
     found: dict[str, FileStat] = {}
     stack = [(root, "")]
     while stack:
@@ -42,8 +71,19 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
             entries = list(os.scandir(folder))
         except (FileNotFoundError, NotADirectoryError):
             continue
+        except OSError as exc:
+            if prefix:  # Why: the store's own root unreadable is an error for the command
+                _scan_problem(printable_name(str(folder)), f"folder left out: {exc.strerror}")
+                continue
+            raise
         for entry in entries:
             name = entry.name
+            if not _usable_name(name):
+                if entry.is_dir(follow_symlinks=False) or is_memory_filename(name):
+                    _scan_problem(
+                        printable_name(entry.path), "left out: the name is not valid UTF-8"
+                    )
+                continue
             if entry.is_dir(follow_symlinks=False):
                 if name.startswith(".") or (
                     not include_archived and not prefix and name == ARCHIVE_DIRNAME
@@ -51,7 +91,11 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
                     continue
                 stack.append((Path(entry.path), f"{prefix}{name}/"))
             elif is_memory_filename(name) and not (not prefix and name in _ROOT_FILES):
-                st = entry.stat(follow_symlinks=False)
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError as exc:
+                    _scan_problem(printable_name(entry.path), f"left out: {exc.strerror}")
+                    continue
                 relpath = prefix + name
                 found[relpath] = FileStat(relpath, st.st_mtime_ns, st.st_size)
     return found
@@ -60,7 +104,7 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
 def is_scanned_path(relpath: str) -> bool:
     """Would scan_files(include_archived=True) list this relative path, were it a file?"""
     parts = relpath.split("/")
-    if any(part.startswith(".") for part in parts[:-1]):
+    if not _usable_name(relpath) or any(part.startswith(".") for part in parts[:-1]):
         return False
     return is_memory_filename(parts[-1]) and not (len(parts) == 1 and parts[0] in _ROOT_FILES)
 

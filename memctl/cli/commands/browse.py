@@ -7,6 +7,7 @@ import subprocess
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
@@ -14,6 +15,7 @@ from memctl.config import editor_command
 from memctl.core.errors import MemctlError, MemoryNotFound
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
+from memctl.core.terminal import printable
 from memctl.service import get_memory, list_memories
 
 
@@ -105,8 +107,13 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(memory_dict(memory, path))
             return
-        stdout.print(f"[bold]{memory.display_title}[/]  ({memory.type}, {memory.id})", markup=True)
-        stdout.print(f"[dim]{path}[/]", markup=True)
+        stdout.print(
+            Text.assemble(
+                (printable(memory.display_title), "bold"),
+                printable(f"  ({memory.type}, {memory.id})"),
+            )
+        )
+        stdout.print(Text(str(path), style="dim"))
         for key, value in front_matter_dict(memory).items():
             if key not in ("id", "title", "type") and value not in (None, "", []):
                 stdout.print(f"{key}: {value}", markup=False)

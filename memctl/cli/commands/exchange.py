@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stdout
+from memctl.cli.output import handles_errors, print_json, stdout, write_text
 from memctl.cli.state import current_store
 
 
@@ -57,7 +56,7 @@ def register(app: typer.Typer) -> None:
             include_private=include_private,
         )
         if result.text is not None:
-            sys.stdout.write(result.text)
+            write_text(result.text)
             return
         if as_json:
             print_json(result.to_dict())

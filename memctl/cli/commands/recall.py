@@ -185,8 +185,16 @@ def register(app: typer.Typer) -> None:
                     for n in hit.neighbours
                 ]
                 where = [getattr(hit, "store", "project")] if federated else []
-                cells = [f"{hit.relevance:.2f}", hit.id, hit.type, *where, "\n".join(lines)]
+                cells = [
+                    f"{hit.relevance:.2f}",
+                    escape(hit.id),
+                    escape(hit.type),
+                    *where,
+                    "\n".join(lines),
+                ]
                 # Why made Text here: rich would parse each cell's markup twice (to measure the
                 # columns, then to draw them); the same Text either way, a quarter less work.
-                table.add_row(*(stdout.render_str(cell, highlight=False) for cell in cells))
+                table.add_row(
+                    *(stdout.render_str(cell, highlight=False, markup=True) for cell in cells)
+                )
             stdout.print(table)
