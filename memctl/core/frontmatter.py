@@ -6,6 +6,7 @@ memory always gives the same bytes and git diffs show only real changes.
 
 from __future__ import annotations
 
+import base64
 import re
 from datetime import date, datetime
 from pathlib import Path
@@ -47,6 +48,10 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):  # Why: `!!set` is safe YAML but not JSON
+        return sorted((_plain(v) for v in value), key=str)
+    if isinstance(value, bytes):  # `!!binary`: kept as the base64 text it was written as
+        return base64.b64encode(value).decode("ascii")
     return value
 
 
