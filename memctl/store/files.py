@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
-from memctl.core.errors import InvalidMemoryFile, UsageError
+from memctl.config import ARCHIVE_DIRNAME, CONFIG_FILENAME, PRIVATE_DIRNAME, STORE_DIRNAME, Store
+from memctl.core.errors import InvalidMemoryFile, OutsideStore, UsageError
 from memctl.core.frontmatter import parse_memory, render_memory
 from memctl.core.ids import ID_RULE, id_from_name, is_safe_id
 from memctl.core.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
@@ -215,6 +215,35 @@ def _sync_folder(folder: Path) -> None:
             os.close(dir_fd)
 
 
+def store_root_of(path: Path) -> Path | None:
+    """The store a path lies in, judged by its written form (not where links lead): the
+    nearest `.memory` folder above it, else the nearest folder with a config.yaml that is
+    not itself a symlink (a user store). None for files outside any store (AGENTS.md)."""
+    lexical = Path(os.path.abspath(path))
+    for folder in lexical.parents:
+        if folder.name == STORE_DIRNAME:
+            return folder
+    for folder in lexical.parents:
+        if (folder / CONFIG_FILENAME).is_file() and not folder.is_symlink():
+            return folder
+    return None
+
+
+def check_inside_store(path: Path, root: Path | None = None) -> None:
+    """Raise OutsideStore when writing `path` would follow a symlinked folder out of its
+    store (a type folder, archive/, .state/ or .index/ made a link to elsewhere)."""
+    root = root if root is not None else store_root_of(path)
+    if root is None:
+        return
+    real_root = os.path.realpath(root)
+    folder = Path(os.path.abspath(path)).parent
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent  # Why: mkdir(parents=True) creates the rest inside this one
+    real_folder = os.path.realpath(folder)
+    if real_folder != real_root and not real_folder.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise OutsideStore(path, real_folder)
+
+
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     """Temp file in the same folder, fsync, rename: a crash never leaves half a file.
 
@@ -223,6 +252,7 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     fsyncs (~5-10 ms on a busy disk) for caches and statistics that memctl rebuilds or can do
     without: the rename still never shows a reader half a file.
     """
+    check_inside_store(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = file_mode(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -290,6 +320,7 @@ def read_state_json(path: Path, what: str):
 @contextlib.contextmanager
 def file_lock(lock_path: Path) -> Iterator[None]:
     """An exclusive advisory lock shared by every memctl process on this store."""
+    check_inside_store(lock_path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
