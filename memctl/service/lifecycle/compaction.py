@@ -281,6 +281,8 @@ def _write_knowledge(
         created=now_iso(now),
         extra=extra,
         relations=[{"type": "derived_from", "target": m.id} for m in members],
+        # Why: knowledge drawn from one private episode holds its words; it stays private too.
+        private=any(m.scope == "private" for m in members),
     )
     write_memory(path_for(store.root, memory), memory)
     return memory

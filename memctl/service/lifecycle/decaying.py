@@ -20,7 +20,13 @@ from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
 from memctl.core.text import utc_timestamp
 from memctl.service.retrieval.indexing import indexed_files, open_index, sync_index
 from memctl.store.access import load_access
-from memctl.store.files import file_lock, max_file_bytes, paths_with_id, read_memory
+from memctl.store.files import (
+    check_inside_store,
+    file_lock,
+    max_file_bytes,
+    paths_with_id,
+    read_memory,
+)
 
 # Not a *.md file, so the scanner never takes it for a memory.
 ARCHIVE_LOG = "ARCHIVE_LOG.jsonl"
@@ -34,6 +40,7 @@ class DecayReport:
     moved: list[dict[str, str]] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict, repr=False)  # id -> relative path
+    private: set[str] = field(default_factory=set, repr=False)  # ids of private memories
 
     @property
     def to_archive(self) -> list[DecayDecision]:
@@ -117,7 +124,10 @@ def plan(
             )
         )
     paths = {entry.memory.id: entry.relpath for entry in memories}
-    return DecayReport(now, plan_decay(items, now, settings), problems=problems, paths=paths)
+    private = {entry.memory.id for entry in memories if entry.memory.scope == "private"}
+    return DecayReport(
+        now, plan_decay(items, now, settings), problems=problems, paths=paths, private=private
+    )
 
 
 def run_decay(store: Store, apply: bool = False, now: datetime | None = None) -> DecayReport:
@@ -127,7 +137,8 @@ def run_decay(store: Store, apply: bool = False, now: datetime | None = None) ->
         return report
     for decision in report.to_archive:
         source = report.paths[decision.id]
-        target = f"{ARCHIVE_DIRNAME}/{source}"
+        private = decision.id in report.private
+        target = archived_path(source, private)
         _move(store, source, target)
         report.moved.append({"id": decision.id, "from": source, "to": target})
         append_log(
@@ -141,6 +152,7 @@ def run_decay(store: Store, apply: bool = False, now: datetime | None = None) ->
                 "reason": decision.reason,
                 "path": target,
             },
+            private=private,
         )
     report.applied = True
     if report.moved:
@@ -168,6 +180,7 @@ def restore_memory(store: Store, memory_id: str) -> dict[str, str]:
             "title": memory.display_title,
             "path": target,
         },
+        private=memory.scope == "private",
     )
     _sync_both(store)
     return {"id": memory.id, "from": source, "to": target}
@@ -180,13 +193,31 @@ def _sync_both(store: Store) -> None:
         sync_index(store, archive=True)
 
 
-def log_path(store: Store) -> Path:
+def archived_path(source: str, private: bool) -> str:
+    """Where decay moves a memory: archive/<same path>; a private memory that lived outside
+    private/ (scope: private in its front matter) goes under archive/private/, which git
+    ignores like private/ itself."""
+    if private and source.split("/", 1)[0] != PRIVATE_DIRNAME:
+        return f"{ARCHIVE_DIRNAME}/{PRIVATE_DIRNAME}/{source}"
+    return f"{ARCHIVE_DIRNAME}/{source}"
+
+
+def log_path(store: Store, private: bool = False) -> Path:
+    """archive/ARCHIVE_LOG.jsonl (committed with the store); private memories' events go to
+    archive/private/ARCHIVE_LOG.jsonl instead, so no private title reaches git."""
+    if private:
+        return store.archive_dir / PRIVATE_DIRNAME / ARCHIVE_LOG
     return store.archive_dir / ARCHIVE_LOG
 
 
-def append_log(store: Store, entry: dict[str, Any]) -> None:
+def log_paths(store: Store) -> list[Path]:
+    return [log_path(store), log_path(store, private=True)]
+
+
+def append_log(store: Store, entry: dict[str, Any], private: bool = False) -> None:
     """One JSON line per event; appended under a lock so concurrent runs never interleave."""
-    path = log_path(store)
+    path = log_path(store, private)
+    check_inside_store(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
     with file_lock(store.state_dir / "archive.lock"), open(path, "a", encoding="utf-8") as handle:
