@@ -277,6 +277,37 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     _sync_folder(path.parent)
 
 
+def replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
+    """Write `data` over `path` only if it still holds `expected` (compare-and-swap): a hand
+    edit saved while memctl was merging is never overwritten. False, with nothing written,
+    when the file changed; the caller reads it again and redoes its change.
+
+    The temp file is written and synced first, so the window between the last comparison and
+    the rename is a few microseconds, not the time the change took."""
+    check_inside_store(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, file_mode(path))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current != expected:
+            os.unlink(tmp)
+            return False
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _sync_folder(path.parent)
+    return True
+
+
 def file_mode(path: Path) -> int:
     """The permission bits for writing `path`: its own, else 0666 less the umask."""
     try:
