@@ -18,7 +18,7 @@ from memctl.agents.claude_code import HookPayload
 from memctl.agents.hook_runner import log_hook_error
 from memctl.agents.ingest import ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
-from memctl.core.errors import MemctlError, StoreNotFound
+from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
@@ -159,7 +159,7 @@ def capture_transcript(
             user_store=user_store,
         )
         return
-    jobs = store.state_dir / "hooks" / "jobs"
+    jobs = jobs_dir(store)
     name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"
     job_path = jobs / name
     atomic_write(job_path, json.dumps(job).encode("utf-8"))
@@ -178,8 +178,29 @@ def capture_transcript(
     )
 
 
+def jobs_dir(store: Store) -> Path:
+    return store.state_dir / "hooks" / "jobs"
+
+
+def is_job_file(store: Store, job_path: Path) -> bool:
+    """A job a hook queued for this store: a regular `*.json` file directly in its jobs folder.
+    Anything else is not memctl's to rename or delete."""
+    try:
+        inside = job_path.resolve(strict=True).parent == jobs_dir(store).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return (
+        inside and job_path.suffix == ".json" and job_path.is_file() and not job_path.is_symlink()
+    )
+
+
 def run_ingest_job(store: Store, job_path: Path) -> None:
     """The detached half of `capture_transcript`: read the job file, ingest, delete it."""
+    if not is_job_file(store, job_path):
+        raise UsageError(
+            f"{job_path}: not a job file of this store (those are in {jobs_dir(store)}); "
+            "left as it is"
+        )
     job = json.loads(job_path.read_text(encoding="utf-8"))
     # Why: the job names the user store the hook saw (none after --store-only), so the detached
     # process writes where the hook would have.

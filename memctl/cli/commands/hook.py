@@ -94,10 +94,16 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Ingest a queued transcript (run detached by the PreCompact and SessionEnd hooks)."""
-        from memctl.agents.claude_code_events import log_path, run_ingest_job
+        from memctl.agents.claude_code_events import is_job_file, log_path, run_ingest_job
         from memctl.agents.hook_runner import log_hook_error
 
         store = open_store(explicit_store(ctx))
+        if not is_job_file(store, job):
+            # Why: this command renames or deletes its job; any other file is left untouched.
+            stderr.print(
+                f"Error: {job}: not a job file of this store; left as it is.", markup=False
+            )
+            raise typer.Exit(1)
         try:
             run_ingest_job(store, job)
         except Exception as exc:  # noqa: BLE001 - nobody waits for this process: log, exit 0

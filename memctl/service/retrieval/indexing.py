@@ -210,6 +210,7 @@ def sync_index(
     them, and only they are looked at (store size does not matter); a change to any other file
     is left to the next sync, which finds it (the stamp no longer matches the files).
     """
+    _index_path_is_a_folder(store)
     guard = _guard
     if guard is None:
         changed = frozenset(written) if written and not rebuild else None
@@ -270,6 +271,21 @@ def index_damage(store: Store, archive: bool = False) -> str | None:
         manifest = Manifest.load(store.index_dir, manifest_name(archive))
         expected = sum(1 for e in manifest.files.values() if e.problem is None and e.id)
         return table_problem(index, expected if manifest.model else None)
+
+
+def _index_path_is_a_folder(store: Store) -> None:
+    """`.index` replaced by a plain file (a bad merge, a stray copy): move it aside, with a
+    notice, so the index is rebuilt in its place; memctl never deletes a file it did not make."""
+    path = store.index_dir
+    if path.is_symlink() or not os.path.lexists(path) or path.is_dir():
+        return  # Why symlinks pass: writes through one are refused (store.files.check_inside_store)
+    aside = path.with_name(f"{path.name}.not-a-folder")
+    number = 1
+    while os.path.lexists(aside):
+        number += 1
+        aside = path.with_name(f"{path.name}.not-a-folder.{number}")
+    os.rename(path, aside)
+    notify_repair(f"{path} was not a folder; moved it to {aside.name}")
 
 
 def notify_repair(problem: str) -> None:
