@@ -24,9 +24,10 @@ class StagedProblem:
     path: str  # as git shows it, relative to the repository root
     line: int
     problem: str
+    warning: bool = False  # a value read leniently (core.lenient): reported, does not refuse
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.problem}"
+        return f"{self.path}:{self.line}: {'warning: ' if self.warning else ''}{self.problem}"
 
 
 def memory_relpath(repo_path: str, repo: Path, store: Store) -> str | None:
@@ -83,7 +84,8 @@ def check_memory_bytes(
                 "out of git, and unstage it with `git restore --staged`",
             )
         ]
-    return [
+    lenient = [StagedProblem(shown_path, n, p, warning=True) for n, p in memory.warnings]
+    return lenient + [
         StagedProblem(
             shown_path,
             line,

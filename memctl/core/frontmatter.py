@@ -16,6 +16,7 @@ import yaml
 
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.ids import ID_RULE, is_safe_id
+from memctl.core.lenient import lenient_warnings, read_flag
 from memctl.core.memory import (
     FIELD_ORDER,
     MEMORY_TYPES,
@@ -140,9 +141,13 @@ def parse_memory(path: Path | str, raw: bytes, default_id: str, default_type: st
     Any problem, whatever Python error it starts as, is an InvalidMemoryFile with a line.
     """
     text = check_text(path, raw)
-    data, body, _ = split_front_matter(path, text)
+    data, body, body_line = split_front_matter(path, text)
     try:
-        return _memory_from(path, data, body, default_id, default_type)
+        memory = _memory_from(path, data, body, default_id, default_type)
+        if data:
+            block = "\n".join(text.split("\n")[1 : body_line - 2])
+            memory.warnings = tuple(lenient_warnings(data, block))
+        return memory
     except InvalidMemoryFile:
         raise
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -193,7 +198,7 @@ def _memory_from(path, data: dict, body: str, default_id: str, default_type: str
         created=_norm_time(data.get("created")),
         updated=_norm_time(data.get("updated")),
         expires=_norm_time(data.get("expires")),
-        pinned=bool(data.get("pinned", False)),
+        pinned=read_flag(data.get("pinned", False)),
         relations=[{str(k): str(v) for k, v in r.items()} for r in relations],
         version=version,
         body=body.lstrip("\n"),

@@ -73,6 +73,8 @@ class Memory:
     extra: dict[str, Any] = field(default_factory=dict)
     # Which front matter keys were present in the file: defaults are never written back.
     present: frozenset[str] = field(default_factory=frozenset)
+    # (line, what is wrong) for values read leniently (see core.lenient); never written back
+    warnings: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def display_title(self) -> str:

@@ -42,6 +42,14 @@ def _scan_problem(path: str, problem: str) -> None:
     _scan_problems.setdefault(path, {"path": path, "line": 0, "problem": problem})
 
 
+def note_lenient_values(path: Path | str, memory: Memory) -> None:
+    """Queue a memory's lenient-value warnings (core.lenient) for the command to print once."""
+    for line, problem in memory.warnings:
+        _scan_problems.setdefault(
+            f"{path}:{line}:{problem}", {"path": str(path), "line": line, "problem": problem}
+        )
+
+
 def drain_scan_problems() -> list[dict]:
     """The folders and names the scans left out since the last call (each once)."""
     problems = list(_scan_problems.values())

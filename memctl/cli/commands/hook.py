@@ -145,11 +145,12 @@ def register(app: typer.Typer) -> None:
             store = open_store(explicit_store(ctx), cwd=repo)
         except StoreNotFound:
             return  # no store, no memory files to check
-        problems = check_staged(repo, store)
+        found = check_staged(repo, store)
+        for problem in found:
+            stderr.print(str(problem), markup=False)
+        problems = [p for p in found if not p.warning]
         if not problems:
             return
-        for problem in problems:
-            stderr.print(str(problem), markup=False)
         stderr.print(
             f"memctl: commit refused: {len(problems)} problem(s) in staged memory files. Fix them "
             "and `git add` again (or commit with --no-verify to skip this check).",

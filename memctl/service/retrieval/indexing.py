@@ -43,6 +43,7 @@ from memctl.store.files import (
     is_archived,
     is_scanned_path,
     max_file_bytes,
+    note_lenient_values,
     read_memory,
     read_memory_bytes,
     scan_files,
@@ -533,6 +534,7 @@ def _apply_plan(
             files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, None, None, problem)
             continue
         seen_ids[memory.id] = relpath
+        note_lenient_values(store.root / relpath, memory)  # printed once, as the file changes
         if old is not None and old.id and old.problem is None:
             delete_ids.append(old.id)
             report.updated += 1
