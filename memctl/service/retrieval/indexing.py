@@ -271,7 +271,7 @@ def index_damage(store: Store, archive: bool = False) -> str | None:
     with file_lock(store.state_dir / "index.lock"):  # Why: a sync in progress is not damage
         manifest = Manifest.load(store.index_dir, manifest_name(archive))
         expected = sum(1 for e in manifest.files.values() if e.problem is None and e.id)
-        return table_problem(index, expected if manifest.model else None)
+        return table_problem(index, expected if manifest.model else None, read_all=True)
 
 
 def _index_path_is_a_folder(store: Store) -> None:
