@@ -12,13 +12,14 @@ import re
 
 # ESC followed by a CSI (`[`), a string command (`]`, `P`, `X`, `^`, `_`, ended by BEL or ST),
 # or a single character; and the 8-bit forms (C1: U+0080-U+009F).
+# Why an unterminated string command loses only its introducer: without its end there is no
+# telling where the payload stops, and the text after it must not vanish.
 _ESCAPE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI ... final byte
-    r"|\x1b[\]PX^_].*?(?:\x07|\x1b\\|$)"  # OSC / DCS / SOS / PM / APC ... BEL or ST
-    r"|\x1b[ -/]*[0-~]?"  # two-character and nF escapes
+    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"  # OSC / DCS / SOS / PM / APC ... BEL or ST
+    r"|\x1b[ -/]*[0-~]?"  # two-character and nF escapes (an unterminated OSC's `ESC ]` too)
     r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
-    r"|[\x90\x98\x9d\x9e\x9f].*?(?:\x07|\x9c|$)",  # 8-bit string commands
-    re.DOTALL,
+    r"|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x9c)"  # 8-bit string commands
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
