@@ -104,10 +104,13 @@ def _outside(r: Runner, project: Path) -> set[str]:
     }
 
 
-def seed_hostile(project: Path) -> list[Path]:
-    """The hostile files of issue 34 beside one good memory; the hostile paths."""
+KINDS = ("markup-type", "markup-id", "markup-title", "latin1", "esc", "locked", "yaml-tags")
+
+
+def seed_hostile(project: Path, kinds: tuple[str, ...] = KINDS) -> list[Path]:
+    """The hostile files of issue 34 (those of `kinds`) beside one good memory; their paths."""
     sem = project / ".memory/semantic"
-    hostile = [
+    every = [
         _write(sem / "markup-type.md", '---\nid: markup1\ntype: "[/bold]"\n---\nType markup.\n'),
         _write(sem / "markup-id.md", '---\nid: "[/bold]"\n---\nId markup.\n'),
         _write(
@@ -126,20 +129,32 @@ def seed_hostile(project: Path) -> list[Path]:
             "---\nid: merge001\nbase: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n---\nMerge key.\n",
         ),
     ]
+    kind_of = [*KINDS[:6], "yaml-tags", "yaml-tags", "yaml-tags"]
+    hostile = []
+    for path, kind in zip(every, kind_of, strict=True):
+        if kind in kinds:
+            hostile.append(path)
+        elif kind == "locked":
+            shutil.rmtree(path.parent)
+        else:
+            path.unlink()
     _write(sem / "good.md", _memory("good0001", GOOD))
-    os.chmod(sem / "locked", 0)
+    if "locked" in kinds:
+        os.chmod(sem / "locked", 0)
     return hostile
 
 
-def hostile_store(r: Runner) -> str:
-    """Every command of issue 34 on one store holding every hostile file at once."""
-    project = r.store("hostile")
-    hostile = seed_hostile(project)
+def hostile_store(r: Runner, kinds: tuple[str, ...] = KINDS) -> str:
+    """Every command of issue 34 on one store holding these hostile files at once."""
+    project = r.store("hostile-" + "-".join(kinds)[:40])
+    hostile = seed_hostile(project, kinds)
     before = {p: p.read_bytes() for p in hostile if "locked" not in p.parts}
     outside_before = _outside(r, project)
     crashed, hung, leaked, codes = [], [], [], []
     recalled = False
     for command in COMMANDS:
+        if command[0] == "show" and "markup-title" not in kinds:
+            command = ("show", "good0001")
         done = _run(r, project, *command)
         if done.code is None:
             hung.append(command[0])
@@ -150,7 +165,8 @@ def hostile_store(r: Runner) -> str:
             leaked.append(command[0])
         if command[0] == "recall":
             recalled = "make release" in done.stdout
-    os.chmod(project / ".memory/semantic/locked", 0o755)
+    if "locked" in kinds:
+        os.chmod(project / ".memory/semantic/locked", 0o755)
     rewritten = [p.name for p, raw in before.items() if not p.exists() or p.read_bytes() != raw]
     outside = _outside(r, project) - outside_before
     parts = [
@@ -216,7 +232,8 @@ def hook_ingest_any_file(r: Runner) -> str:
     project = r.store("ingest")
     victim = _write(r.scratch / "precious.txt", "my notes\n")
     done = r.run(project, "hook", "ingest", str(victim))
-    state = "left as it was" if victim.read_text() == "my notes\n" else "renamed or deleted"
+    kept = victim.exists() and victim.read_text() == "my notes\n"
+    state = "left as it was" if kept else "renamed or deleted"
     return f"hook ingest {done.summary()}; the file is {state}"
 
 
@@ -499,7 +516,12 @@ def corrupted_index(seeds: int) -> Callable[[Runner], str]:
     return run
 
 
+def one_kind(kind: str) -> Callable[[Runner], str]:
+    return lambda r: hostile_store(r, (kind,))
+
+
 SLOW_CASES: list[tuple[str, Callable[[Runner], str]]] = [
+    *((f"hostile store, only {kind}", one_kind(kind)) for kind in KINDS),
     ("knowledge/ symlinked outside, compact", symlinked_folder("knowledge", ("compact",))),
     (".index a plain file, recall", index_is_a_file),
     ("lenient values, index and --strict", lenient_values),
