@@ -239,6 +239,7 @@ def _restored_path(archived: str, memory: Memory) -> str:
 def _move(store: Store, source: str, target: str) -> None:
     """Atomic rename; never over an existing file."""
     destination = store.root / target
+    check_inside_store(destination, store.root)
     if destination.exists():
         raise MemctlError(f"Cannot move {store.root / source}: {destination} already exists.")
     destination.parent.mkdir(parents=True, exist_ok=True)

@@ -39,6 +39,7 @@ from memctl.service.retrieval.embedding import (
 )
 from memctl.store.files import (
     FileStat,
+    check_inside_store,
     file_lock,
     is_archived,
     is_scanned_path,
@@ -212,6 +213,8 @@ def sync_index(
     is left to the next sync, which finds it (the stamp no longer matches the files).
     """
     _index_path_is_a_folder(store)
+    for folder in (store.index_dir, store.state_dir):  # Why first: the manifest is SQLite
+        check_inside_store(folder / "x", store.root)
     guard = _guard
     if guard is None:
         changed = frozenset(written) if written and not rebuild else None
