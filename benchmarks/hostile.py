@@ -343,12 +343,21 @@ def private_derivations(r: Runner) -> str:
     decay = r.run(project, "decay", "--apply")
     export = r.run(project, "export", "--format", "agents-md")
     leaked = _stageable_with(project, MARKER)
-    _git(project, "add", "-f", ".memory/semantic/old-private.md")
+    archived = sorted(
+        p.relative_to(project / ".memory/archive").as_posix()
+        for p in (project / ".memory/archive").rglob("*.md")
+    )
+    _write(
+        project / ".memory/semantic/fresh-private.md",
+        f"---\nid: freshpriv\nscope: private\n---\nMy {MARKER} diary.\n",
+    )
+    _git(project, "add", ".memory/semantic/fresh-private.md")
     hook = r.run(project, "hook", "git", "pre-commit")
     return (
         f"compact {compact.summary()}, decay --apply {decay.summary()}, export {export.summary()}; "
         f"{len(leaked)} stageable files hold the private text"
         + (f" ({', '.join(leaked)})" if leaked else "")
+        + f"; archived: {', '.join(archived) or 'none'}"
         + f"; pre-commit on a staged scope: private file: exit {hook.code}"
     )
 
