@@ -7,6 +7,7 @@ import io
 import json
 import os
 import threading
+from pathlib import Path
 
 import pytest
 from rich.text import Text
@@ -283,3 +284,52 @@ def test_forget_removes_the_text_from_sessions_and_task_but_not_task_keys(store,
     )
     with pytest.raises(MemoryNotFound):
         plan_forget(store, ["goal"])  # a task key is not a memory: nothing is forgotten
+
+
+def test_pre_commit_refuses_private_memories_wherever_they_are_staged(store):
+    from memctl.agents.precommit import check_memory_bytes, memory_relpath
+
+    private = b"---\nid: p1\nscope: private\n---\nMy diary.\n"
+    (found,) = check_memory_bytes("semantic/p.md", "semantic/p.md", private, store)
+    assert "private memory staged" in found.problem and not found.warning
+    lenient = b'---\nid: p2\npinned: "false"\n---\nFine.\n'
+    (warned,) = check_memory_bytes("semantic/q.md", "semantic/q.md", lenient, store)
+    assert warned.warning and "'pinned'" in warned.problem
+    repo = store.root.parent
+    assert memory_relpath(".memory/archive/private/semantic/a.md", repo, store) is not None
+
+
+def test_export_names_the_files_it_could_not_read(store, write_file):
+    from memctl.service.memories.exchange import export_memories
+
+    write_file("semantic/good.md", "---\nid: good1\n---\nDeploys use make release.\n")
+    write_file("semantic/broken.md", "---\nid: [broken\n---\nx\n")
+    result = export_memories(store, "jsonl", project_root=store.root.parent, output="-")
+    assert result.exported == 1
+    assert [Path(p["path"]).name for p in result.problems] == ["broken.md"]
+
+
+def test_an_index_path_that_is_a_file_is_moved_aside_and_rebuilt(store, write_file, fake_embedder):
+    write_file("semantic/good.md", "---\nid: good1\n---\nDeploys use make release.\n")
+    service.sync_index(store)
+    import shutil
+
+    shutil.rmtree(store.index_dir)
+    store.index_dir.write_text("a stray file\n")
+    report = service.sync_index(store)
+    assert report.added == 1
+    assert store.index_dir.is_dir()
+    assert (store.root / ".index.not-a-folder").read_text() == "a stray file\n"
+
+
+def test_hook_ingest_takes_only_job_files_of_its_store(store, tmp_path):
+    from memctl.agents.claude_code_events import is_job_file, jobs_dir
+
+    victim = tmp_path / "notes.json"
+    victim.write_text("{}")
+    job = jobs_dir(store) / "20260101T000000-s1.json"
+    job.parent.mkdir(parents=True)
+    job.write_text("{}")
+    assert is_job_file(store, job)
+    assert not is_job_file(store, victim)
+    assert not is_job_file(store, jobs_dir(store) / ".." / "jobs" / "missing.json")
