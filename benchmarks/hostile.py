@@ -463,6 +463,52 @@ def merge_race(edits: int) -> Callable[[Runner], str]:
     return run
 
 
+RACE_IN_PROCESS = """
+import os, sys, threading
+from pathlib import Path
+from memctl import service
+from memctl.service.memories.add import rewrite_memory
+store = service.init_store(Path(sys.argv[1]))
+added = service.add_memory(store, "The billing service retries failed charges.", sync=False, dedup=False)
+relpath = added.path.relative_to(store.root).as_posix()
+count = int(sys.argv[2])
+def hand_edits():
+    for n in range(count):
+        raw = added.path.read_text(encoding="utf-8")
+        tmp = added.path.with_name(".hand.tmp")
+        tmp.write_text(raw.rstrip("\\n") + f"\\nhand edit {n:03d}\\n", encoding="utf-8")
+        os.replace(tmp, added.path)
+def merge():
+    def change(current):
+        current.extra["mentions"] = int(current.extra.get("mentions", 0)) + 1
+        return current, "merged"
+    rewrite_memory(store, added.memory.id, relpath, change)
+threads = [threading.Thread(target=hand_edits)] + [threading.Thread(target=merge) for _ in range(count)]
+for t in threads: t.start()
+for t in threads: t.join()
+final = added.path.read_text(encoding="utf-8")
+print(sum(f"hand edit {n:03d}" not in final for n in range(count)))
+"""
+
+
+def merge_race_in_process(edits: int, trials: int) -> Callable[[Runner], str]:
+    """The same race without process start-up in between: threads merging through
+    rewrite_memory while one thread saves hand edits, `trials` times."""
+
+    def run(r: Runner) -> str:
+        lost = []
+        for trial in range(trials):
+            folder = r.scratch / f"race-threads-{trial}"
+            folder.mkdir()
+            done = r.run(folder, str(folder), str(edits), code=RACE_IN_PROCESS, timeout=600)
+            if done.code != 0:
+                return f"trial {trial}: {done.summary()}"
+            lost.append(int(done.stdout.strip().splitlines()[-1]))
+        return f"{sum(lost)} of {edits * trials} hand edits lost ({', '.join(map(str, lost))})"
+
+    return run
+
+
 def killed_rebuild(kills: int) -> Callable[[Runner], str]:
     def run(r: Runner) -> str:
         project = r.store("killed-rebuild")
@@ -540,6 +586,7 @@ SLOW_CASES: list[tuple[str, Callable[[Runner], str]]] = [
     ("redaction: issue 34 cases via import", redaction_cli),
     ("import 10,000 lines", import_many(10_000)),
     ("35 hand edits racing 35 merging adds", merge_race(35)),
+    ("35 hand edits racing 35 merges in threads x3", merge_race_in_process(35, 3)),
     ("kill -9 during index --rebuild x20, recall", killed_rebuild(20)),
     ("random bytes in index data x8, recall", corrupted_index(8)),
     (".state/ symlinked outside, add", symlinked_folder(".state", ("add", GOOD))),

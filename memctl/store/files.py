@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -290,8 +291,9 @@ def replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
     edit saved while memctl was merging is never overwritten. False, with nothing written,
     when the file changed; the caller reads it again and redoes its change.
 
-    The temp file is written and synced first, so the window between the last comparison and
-    the rename is a few microseconds, not the time the change took."""
+    The temp file is written and synced first; on Linux the rename is an exchange, so a hand
+    edit saved in the microseconds between the last comparison and the rename is seen and put
+    back, and the merge redone on it (elsewhere that window stays open)."""
     check_inside_store(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -307,13 +309,58 @@ def replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
         if current != expected:
             os.unlink(tmp)
             return False
-        os.replace(tmp, path)
+        if not _exchange(tmp, path):
+            os.replace(tmp, path)
+        elif not _kept(Path(tmp), path, data, expected):
+            return False
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     _sync_folder(path.parent)
     return True
+
+
+def _kept(swapped: Path, path: Path, data: bytes, expected: bytes) -> bool:
+    """After an exchange: True when what it swapped out was `expected`; else a hand edit landed
+    between the comparison and the exchange, and it is swapped back into place (False)."""
+    if swapped.read_bytes() == expected:
+        swapped.unlink()
+        return True
+    if path.read_bytes() == data:  # still ours on disk: give the hand edit its place back
+        _exchange(swapped, path)
+    swapped.unlink()
+    return False
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: list = []  # [function or None], looked up once
+
+
+def _exchange(first: str | Path, second: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE), so a compare-and-swap can
+    see what it replaced. False where the system or file system cannot."""
+    if not _renameat2:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            _renameat2.append(getattr(libc, "renameat2", None))
+        except (OSError, AttributeError):
+            _renameat2.append(None)
+    call = _renameat2[0]
+    if call is None:
+        return False
+    import ctypes
+
+    done = call(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE)
+    if done == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOENT):
+        return False  # no such call, a file system without it, or the file is gone
+    raise OSError(code, os.strerror(code), str(second))
 
 
 def file_mode(path: Path) -> int:
