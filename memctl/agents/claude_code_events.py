@@ -22,6 +22,7 @@ from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
+from memctl.service.provenance import gates_for, injectable
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
@@ -103,8 +104,11 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         stores, query, k=k * 3, include_private=shares_private(store), min_relevance=floor
     )
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
-    fresh = [hit for hit in hits if hit.id not in shown]
-    items = [BlockItem(h.id, h.title, h.type, h.body) for h in fresh[:k]]
+    gates = gates_for({"project": store, "user": user_store})
+    fresh = injectable((hit for hit in hits if hit.id not in shown), gates)
+    items = [
+        BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
+    ]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
         # Why after the reply: the agent waits for the block, not for this bookkeeping (the
