@@ -10,6 +10,7 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.terminal import printable
 from memctl.core.text import clip
 from memctl.service import sync_index
 from memctl.service.provenance import Gate, gate_for
@@ -40,9 +41,9 @@ def _status_lines(hit: Hit) -> list[str]:
     """Which memory is current when one replaced another, and when the memory happened."""
     lines = []
     if hit.superseded_by:
-        lines.append(f"superseded by {hit.superseded_by} (not current)")
+        lines.append(f"superseded by {escape(hit.superseded_by)} (not current)")
     if hit.supersedes:
-        lines.append(f"current; supersedes {', '.join(hit.supersedes)}")
+        lines.append(f"current; supersedes {escape(', '.join(hit.supersedes))}")
     return lines
 
 
@@ -195,7 +196,7 @@ def register(app: typer.Typer) -> None:
         if as_json or output_format == "json":
             print_json([{**hit.to_dict(), **_provenance(_gate(gates, hit), hit)} for hit in hits])
         elif output_format == "context":
-            stdout.out(context_block(query, hits, gates), end="")
+            stdout.out(printable(context_block(query, hits, gates)), end="")
         else:
             if not hits:
                 stdout.print("No relevant memories.")
