@@ -20,6 +20,7 @@ from memctl.agents.ingest import ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
+from memctl.core.tokens import estimate_tokens
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.service.retrieval.context import context_block
@@ -73,10 +74,18 @@ def session_start_context(
     store: Store, payload: HookPayload, user_store: Store | None = None
 ) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
+    from memctl.agents.action_events import always_block, record
+
     budget = store.settings.hooks.session_start_budget
-    markdown, shown = context_block(store, budget, payload.session_id, user_store=user_store)
+    rules, rule_ids = always_block(store, user_store, min(budget, store.settings.hooks.always_budget))
+    markdown, shown = context_block(
+        store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
+    )
+    shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
+    markdown = "\n".join(part for part in (rules, markdown) if part)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     _remember_shown(store, payload.session_id, shown, reset=True)
+    record(store, payload, shown, markdown)
     return markdown
 
 
@@ -102,7 +111,10 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     hits = federated_recall(
         stores, query, k=k * 3, include_private=shares_private(store), min_relevance=floor
     )
+    from memctl.agents.action_events import not_automatic, record
+
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
+    shown |= not_automatic(store, user_store)
     fresh = [hit for hit in hits if hit.id not in shown]
     items = [BlockItem(h.id, h.title, h.type, h.body) for h in fresh[:k]]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
@@ -110,6 +122,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         # Why after the reply: the agent waits for the block, not for this bookkeeping (the
         # resident server writes it before it takes the next request; a one-shot process now).
         later(lambda: _note_shown(store, payload, block.shown))
+        later(lambda: record(store, payload, block.shown, block.markdown))
     return block.markdown
 
 
@@ -226,11 +239,23 @@ def claude_code_handlers(
         finish_interrupted_forgets(store, user_store)
         return prompt_context(store, payload, user_store)
 
+    def pre_tool_use(payload: HookPayload) -> str:
+        from memctl.agents.action_events import action_context
+
+        return action_context(store, payload, user_store)
+
+    def stop(payload: HookPayload) -> None:
+        from memctl.agents.action_events import note_reply
+
+        note_reply(store, payload)
+
     return {
         "SessionStart": session_start,
         "UserPromptSubmit": prompt,
         "PreCompact": pre_compact,
         "SessionEnd": session_end,
+        "PreToolUse": pre_tool_use,
+        "Stop": stop,
     }
 
 

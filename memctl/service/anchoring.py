@@ -1,0 +1,164 @@
+"""Anchors as use-cases: propose them for a text, check them against the code, carry renames.
+
+The project a store belongs to (`project_of`) and its code tree come from git when there is one.
+Staleness is judged at read time against the tree as it is now: a memory is never rewritten
+because its code moved, except that a git rename carries its path anchors to the new name.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from memctl.config import Store
+from memctl.core.anchor_proposals import Proposal, propose_anchors
+from memctl.core.anchors import (
+    PROJECT_KEY,
+    Anchors,
+    Staleness,
+    anchors_from,
+    renamed_anchors,
+    staleness,
+    with_anchors,
+)
+from memctl.core.project_id import project_name
+from memctl.store.code_tree import (
+    CodeTree,
+    git_remote,
+    head_commit,
+    project_root,
+    renames_between,
+    working_tree,
+)
+from memctl.store.files import atomic_write, write_memory
+
+HEAD_STATE = "anchors_head"
+
+_ROOTS: dict[Path, tuple[Path, str]] = {}
+_ROOTS_LOCK = threading.Lock()
+
+
+def project_of(store: Store) -> tuple[Path, str]:
+    """(the project's root folder, its name) for a project store: git remote, else the path."""
+    with _ROOTS_LOCK:
+        known = _ROOTS.get(store.root)
+    if known is not None:
+        return known
+    root = project_root(store.root.parent)
+    found = (root, project_name(git_remote(root), str(root)))
+    with _ROOTS_LOCK:
+        _ROOTS[store.root] = found
+    return found
+
+
+def code_tree(store: Store) -> CodeTree:
+    return working_tree(project_of(store)[0], store.state_dir)
+
+
+def propose_for(store: Store, text: str) -> Proposal:
+    """The anchors `text` names that exist in the store's project."""
+    tree = code_tree(store)
+    return propose_anchors(text, tree.file_list(), tree.symbol_present)
+
+
+def anchored_extra(
+    extra: dict[str, Any] | None,
+    proposal: Anchors,
+    *,
+    paths: list[str] | None = None,
+    symbols: list[str] | None = None,
+    commands: list[str] | None = None,
+    apply: str | None = None,
+) -> dict[str, Any]:
+    """Front matter extras holding the proposal, with what the user gave replacing its kind."""
+    anchors = Anchors(
+        paths=tuple(paths) if paths else proposal.paths,
+        symbols=tuple(symbols) if symbols else proposal.symbols,
+        commands=tuple(commands) if commands else proposal.commands,
+        apply=apply or proposal.apply,
+    )
+    return with_anchors(dict(extra or {}), anchors)
+
+
+def bound_to_project(store: Store, memory_type: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """`extra` with `project:` set, for a memory the user store receives from this project;
+    preferences and profile facts (routing.user_types) stay shared by every project."""
+    if memory_type in store.settings.routing.user_types or extra.get(PROJECT_KEY):
+        return extra
+    return {**extra, PROJECT_KEY: project_of(store)[1]}
+
+
+@dataclass(frozen=True)
+class StaleMemory:
+    id: str
+    title: str
+    path: str
+    store: str
+    why: Staleness
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "path": self.path,
+            "store": self.store,
+            "missing_paths": list(self.why.missing_paths),
+            "missing_symbols": list(self.why.missing_symbols),
+            "reason": self.why.reason(),
+        }
+
+
+def stale_memories(stores: list[tuple[str, Store]]) -> list[StaleMemory]:
+    """Every anchored memory (of this project) whose paths or symbols the code no longer has."""
+    from memctl.service.retrieval.anchor_table import anchor_entries
+
+    project = stores[0][1]
+    tree = code_tree(project)
+    files = tree.file_list()
+    name = project_of(project)[1]
+    found = []
+    for label, store in stores:
+        for entry in anchor_entries(store):
+            if entry.project not in (None, name) or not (entry.anchors.paths or entry.anchors.symbols):
+                continue
+            why = staleness(entry.anchors, files, tree.symbol_present)
+            if why:
+                found.append(StaleMemory(entry.id, entry.title, entry.relpath, label, why))
+    return found
+
+
+def carry_renames(store: Store, old: str | None = None, new: str | None = None) -> list[str]:
+    """Carry path anchors along the files git renamed between `old` and `new` (default: the
+    commit seen last time, and HEAD); returns the ids of the memories rewritten."""
+    from memctl.service.retrieval.anchor_table import anchor_entries
+    from memctl.store.files import max_file_bytes, read_memory
+
+    root = project_of(store)[0]
+    state = store.state_dir / HEAD_STATE
+    new = new or head_commit(root)
+    if new is None:
+        return []
+    if old is None:
+        try:
+            old = state.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            old = None
+    changed: list[str] = []
+    if old and old != new:
+        renames = renames_between(root, old, new)
+        for entry in anchor_entries(store) if renames else ():
+            moved = renamed_anchors(entry.anchors, renames)
+            if moved == entry.anchors:
+                continue
+            memory = read_memory(store.root, entry.relpath, max_bytes=max_file_bytes(store))
+            current = anchors_from(memory.extra)
+            memory = replace(memory, extra=with_anchors(memory.extra, renamed_anchors(current, renames)))
+            write_memory(store.root / entry.relpath, memory)
+            changed.append(memory.id)
+    try:
+        atomic_write(state, (new + "\n").encode(), durable=False)
+    except OSError:
+        pass
+    return changed
