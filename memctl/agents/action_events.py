@@ -105,7 +105,9 @@ def note_reply(store: Store, payload: HookPayload) -> None:
         record_reply_use(store, payload.session_id, reply)
 
 
-def always_block(store: Store, user_store: Store | None, budget: int) -> tuple[str, tuple[str, ...]]:
+def always_block(
+    store: Store, user_store: Store | None, budget: int
+) -> tuple[str, tuple[str, ...]]:
     """The `apply: always` memories of this project (and the person's), cut to `budget`."""
     from memctl.service.anchoring import project_of
     from memctl.service.retrieval.action import usable

@@ -206,13 +206,19 @@ def install_hooks(
         ours = _our_entries(groups)
         if not ours:
             groups.append(
-                {"matcher": spec.matcher, "hooks": [wanted]} if spec.matcher else {"hooks": [wanted]}
+                {"matcher": spec.matcher, "hooks": [wanted]}
+                if spec.matcher
+                else {"hooks": [wanted]}
             )
             result.added.append(spec.event)
             continue
         (group, first), duplicates = ours[0], ours[1:]
         stale_matcher = bool(spec.matcher) and group.get("matcher") != spec.matcher
-        if any(first.get(key) != value for key, value in wanted.items()) or duplicates or stale_matcher:
+        if (
+            any(first.get(key) != value for key, value in wanted.items())
+            or duplicates
+            or stale_matcher
+        ):
             first.update(wanted)  # keys the user added to our entry (e.g. statusMessage) stay
             if spec.matcher and len(group["hooks"]) == 1:
                 group["matcher"] = spec.matcher

@@ -77,7 +77,9 @@ def session_start_context(
     from memctl.agents.action_events import always_block, record
 
     budget = store.settings.hooks.session_start_budget
-    rules, rule_ids = always_block(store, user_store, min(budget, store.settings.hooks.always_budget))
+    rules, rule_ids = always_block(
+        store, user_store, min(budget, store.settings.hooks.always_budget)
+    )
     markdown, shown = context_block(
         store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
     )

@@ -104,7 +104,11 @@ def _path_anchor(
 ) -> str | None:
     has_slash = "/" in token.strip("/")
     if is_glob(token):
-        return token if (has_slash or _EXTENSION.search(token)) and matching_files(token, files) else None
+        return (
+            token
+            if (has_slash or _EXTENSION.search(token)) and matching_files(token, files)
+            else None
+        )
     if token.startswith(".") and _EXTENSION.fullmatch(token) and token.count(".") == 1:
         glob = f"**/*{token}"  # `.resx`: every file of that kind
         return glob if matching_files(glob, files) else None
@@ -120,9 +124,10 @@ def _path_anchor(
     if token in basenames:
         return token
     # `Designer.cs`: the last part of a file name (Resources.Designer.cs)
-    glob = f"**/*.{token}" if token[0].isupper() and token.count(".") == 1 else None
-    if glob and matching_files(glob, files):
-        return glob
+    if token[0].isupper() and token.count(".") == 1:
+        suffix_glob = f"**/*.{token}"
+        if matching_files(suffix_glob, files):
+            return suffix_glob
     return None
 
 

@@ -215,4 +215,8 @@ def renamed_anchors(anchors: Anchors, renames: Mapping[str, str]) -> Anchors:
     if not renames:
         return anchors
     paths = tuple(renames.get(p, p) for p in anchors.paths)
-    return anchors if paths == anchors.paths else Anchors(paths, anchors.symbols, anchors.commands, anchors.apply)
+    return (
+        anchors
+        if paths == anchors.paths
+        else Anchors(paths, anchors.symbols, anchors.commands, anchors.apply)
+    )

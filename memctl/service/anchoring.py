@@ -42,14 +42,19 @@ _ROOTS_LOCK = threading.Lock()
 
 def project_of(store: Store) -> tuple[Path, str]:
     """(the project's root folder, its name) for a project store: git remote, else the path."""
+    return project_at(store.root.parent)
+
+
+def project_at(folder: Path) -> tuple[Path, str]:
+    """(root, name) of the project holding `folder` (remembered per folder in this process)."""
     with _ROOTS_LOCK:
-        known = _ROOTS.get(store.root)
+        known = _ROOTS.get(folder)
     if known is not None:
         return known
-    root = project_root(store.root.parent)
+    root = project_root(folder)
     found = (root, project_name(git_remote(root), str(root)))
     with _ROOTS_LOCK:
-        _ROOTS[store.root] = found
+        _ROOTS[folder] = found
     return found
 
 
@@ -61,6 +66,41 @@ def propose_for(store: Store, text: str) -> Proposal:
     """The anchors `text` names that exist in the store's project."""
     tree = code_tree(store)
     return propose_anchors(text, tree.file_list(), tree.symbol_present)
+
+
+@dataclass(frozen=True)
+class AddAnchors:
+    extra: dict[str, Any]
+    proposed: Proposal | None  # None: proposals were turned off
+
+
+def anchors_for_add(
+    project_folder: Path,
+    state_dir: Path | None,
+    text: str,
+    memory_type: str,
+    *,
+    to_user_store: bool,
+    user_types: tuple[str, ...],
+    propose: bool = True,
+    paths: list[str] | None = None,
+    symbols: list[str] | None = None,
+    commands: list[str] | None = None,
+    apply: str | None = None,
+) -> AddAnchors:
+    """Front matter extras for a new memory written from `project_folder`: the anchors its
+    text names (unless `propose` is off) with the given ones in their place, and `project:`
+    when it goes to the user store and is not a preference or profile fact."""
+    proposal = None
+    base = Anchors()
+    if propose:
+        tree = working_tree(project_root(project_folder), state_dir)
+        proposal = propose_anchors(text, tree.file_list(), tree.symbol_present)
+        base = proposal.anchors
+    extra = anchored_extra({}, base, paths=paths, symbols=symbols, commands=commands, apply=apply)
+    if to_user_store and memory_type not in user_types:
+        extra[PROJECT_KEY] = project_at(project_folder)[1]
+    return AddAnchors(extra, proposal)
 
 
 def anchored_extra(
@@ -121,7 +161,9 @@ def stale_memories(stores: list[tuple[str, Store]]) -> list[StaleMemory]:
     found = []
     for label, store in stores:
         for entry in anchor_entries(store):
-            if entry.project not in (None, name) or not (entry.anchors.paths or entry.anchors.symbols):
+            if entry.project not in (None, name) or not (
+                entry.anchors.paths or entry.anchors.symbols
+            ):
                 continue
             why = staleness(entry.anchors, files, tree.symbol_present)
             if why:
@@ -154,7 +196,9 @@ def carry_renames(store: Store, old: str | None = None, new: str | None = None) 
                 continue
             memory = read_memory(store.root, entry.relpath, max_bytes=max_file_bytes(store))
             current = anchors_from(memory.extra)
-            memory = replace(memory, extra=with_anchors(memory.extra, renamed_anchors(current, renames)))
+            memory = replace(
+                memory, extra=with_anchors(memory.extra, renamed_anchors(current, renames))
+            )
             write_memory(store.root / entry.relpath, memory)
             changed.append(memory.id)
     try:

@@ -154,8 +154,8 @@ def _git_files(root: Path) -> dict[str, str] | None:
     files: dict[str, str] = {}
     for entry in staged.split(b"\0"):
         if b"\t" in entry:
-            meta, path = entry.split(b"\t", 1)
-            files[path.decode("utf-8", "replace")] = meta.split()[1].decode()
+            meta, raw_path = entry.split(b"\t", 1)
+            files[raw_path.decode("utf-8", "replace")] = meta.split()[1].decode()
     for entry in others.split(b"\0"):
         tag, _, path_bytes = entry.partition(b" ")
         path = path_bytes.decode("utf-8", "replace")

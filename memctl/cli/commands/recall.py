@@ -71,9 +71,15 @@ def register(app: typer.Typer) -> None:
     def recall_command(
         ctx: typer.Context,
         query: str = typer.Argument(
-            ...,
+            None,
             help="What you want to remember, in your own words or an exact identifier.",
             metavar="QUERY",
+        ),
+        paths: list[str] = typer.Option(
+            [],
+            "--path",
+            help="A file about to be touched: the memories anchored to it and the best "
+            "matches for it (as the action-time hook injects them); repeatable.",
         ),
         k: int = typer.Option(
             None, "-k", "--limit", help="How many memories to return (config recall.k, 5)."
@@ -129,6 +135,14 @@ def register(app: typer.Typer) -> None:
         ("When did we move CI?", 哪里), memories that say a time or a place rank higher.
         Example: memctl recall "how do we deploy" -k 3 --format context
         """
+        if paths:
+            from memctl.cli.commands.anchors import path_recall
+
+            return path_recall(
+                ctx, paths, query or "", k, store_only, as_json or output_format == "json"
+            )
+        if query is None:
+            raise UsageError("Give a QUERY to recall, or --path FILE.")
         if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:
             raise UsageError(f"--min-relevance must be between 0 and 1 (got {min_relevance}).")
         if output_format not in FORMATS:

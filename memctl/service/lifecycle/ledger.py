@@ -32,7 +32,13 @@ def record_injection(store: Store, session: str, event: str, ids, tokens: int) -
     if ids:
         append_entry(
             store.state_dir,
-            {"kind": "inject", "session": session, "event": event, "ids": list(ids), "tokens": tokens},
+            {
+                "kind": "inject",
+                "session": session,
+                "event": event,
+                "ids": list(ids),
+                "tokens": tokens,
+            },
         )
 
 
@@ -45,7 +51,8 @@ def record_reply_use(store: Store, session: str, reply: str) -> list[str]:
     """Mark the memories injected in `session` whose words the agent's reply uses."""
     if not reply.strip():
         return []
-    injected, used = set(), set()
+    injected: set[str] = set()
+    used: set[str] = set()
     for entry in read_entries(store.state_dir):
         if entry.get("session") != session:
             continue
@@ -130,14 +137,12 @@ def ledger_summary(store: Store, never_used_sessions: int = NEVER_USED_SESSIONS)
         for memory_id in cost.injected:
             injected_in[memory_id] += 1
         ever_used |= cost.used
-    never_used = sorted(
-        (
-            {"id": memory_id, "sessions": count}
-            for memory_id, count in injected_in.items()
-            if count >= never_used_sessions and memory_id not in ever_used
-        ),
-        key=lambda item: (-item["sessions"], item["id"]),
+    candidates = sorted(
+        (-count, memory_id)
+        for memory_id, count in injected_in.items()
+        if count >= never_used_sessions and memory_id not in ever_used
     )
+    never_used = [{"id": memory_id, "sessions": -count} for count, memory_id in candidates]
     rows = [cost.to_dict() for cost in sessions.values() if cost.injections]
     return {
         "sessions": rows,
