@@ -90,7 +90,7 @@ def _paths(text: str, files: Collection[str]) -> list[str]:
         folders.update("/".join(parts[: n + 1]) for n in range(len(parts)))
     found = []
     for raw in _TOKEN.findall(text):
-        token = raw.strip(".,:;'\"()").removeprefix("./")
+        token = raw.rstrip(".,:;'\")").lstrip("'\"(").removeprefix("./")
         if len(token) < 3 or token.startswith(("http", "//")) or "://" in token:
             continue
         anchor = _path_anchor(token, files, basenames, folders)

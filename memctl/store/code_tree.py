@@ -23,6 +23,7 @@ from pathlib import Path
 from memctl.store.files import atomic_write
 
 CACHE_NAME = "code_symbols.json"
+_STORE_PREFIX = ".memory/"
 MAX_FILE_BYTES = 1024 * 1024  # larger files are data, not code: not read for symbols
 WALK_LIMIT = 20_000  # files listed outside git
 _SKIP_DIRS = frozenset(
@@ -125,6 +126,8 @@ def working_tree(root: Path, state_dir: Path | None) -> CodeTree:
     files = _git_files(root)
     if files is None:
         files = _walked_files(root)
+    # Why: the memories themselves name the symbols; they must not keep them alive.
+    files = {path: key for path, key in files.items() if not path.startswith(_STORE_PREFIX)}
     tree = CodeTree(root, files, lambda path: _read_file(root / path), cache)
     with _MEMO_LOCK:
         _MEMO[root] = (now, stamp, tree)
@@ -148,7 +151,7 @@ def _git(repo: Path, *args: str) -> bytes:
 def _git_files(root: Path) -> dict[str, str] | None:
     try:
         staged = _git(root, "ls-files", "-s", "-z")
-        others = _git(root, "ls-files", "-t", "-z", "-d", "-o", "--exclude-standard")
+        others = _git(root, "ls-files", "-t", "-z", "-d", "-m", "-o", "--exclude-standard")
     except (OSError, subprocess.SubprocessError):
         return None
     files: dict[str, str] = {}
@@ -156,13 +159,16 @@ def _git_files(root: Path) -> dict[str, str] | None:
         if b"\t" in entry:
             meta, raw_path = entry.split(b"\t", 1)
             files[raw_path.decode("utf-8", "replace")] = meta.split()[1].decode()
+    removed = set()
     for entry in others.split(b"\0"):
         tag, _, path_bytes = entry.partition(b" ")
         path = path_bytes.decode("utf-8", "replace")
         if tag == b"R":  # deleted from the work tree, not yet from the index
-            files.pop(path, None)
-        elif tag == b"?" and path:
+            removed.add(path)
+        elif tag in (b"?", b"C") and path:  # untracked, or changed since it was staged
             files[path] = _stat_key(root / path)
+    for path in removed:
+        files.pop(path, None)
     return files
 
 
