@@ -58,8 +58,9 @@ def project_at(folder: Path) -> tuple[Path, str]:
     return found
 
 
-def code_tree(store: Store) -> CodeTree:
-    return working_tree(project_of(store)[0], store.state_dir)
+def code_tree(store: Store, persist: bool = True) -> CodeTree:
+    """The project's code now; `persist=False` keeps its symbol index out of `.state/`."""
+    return working_tree(project_of(store)[0], store.state_dir if persist else None)
 
 
 def propose_for(store: Store, text: str) -> Proposal:
@@ -150,17 +151,17 @@ class StaleMemory:
         }
 
 
-def stale_memories(stores: list[tuple[str, Store]]) -> list[StaleMemory]:
+def stale_memories(stores: list[tuple[str, Store]], persist: bool = True) -> list[StaleMemory]:
     """Every anchored memory (of this project) whose paths or symbols the code no longer has."""
     from memctl.service.retrieval.anchor_table import anchor_entries
 
     project = stores[0][1]
-    tree = code_tree(project)
+    tree = code_tree(project, persist)
     files = tree.file_list()
     name = project_of(project)[1]
     found = []
     for label, store in stores:
-        for entry in anchor_entries(store):
+        for entry in anchor_entries(store, persist):
             if entry.project not in (None, name) or not (
                 entry.anchors.paths or entry.anchors.symbols
             ):

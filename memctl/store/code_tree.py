@@ -110,7 +110,7 @@ def project_root(start: Path) -> Path:
         return start
 
 
-_MEMO: dict[Path, tuple[float, tuple[int, int], CodeTree]] = {}
+_MEMO: dict[tuple[Path, Path | None], tuple[float, tuple[int, int], CodeTree]] = {}
 _MEMO_LOCK = threading.Lock()
 
 
@@ -118,11 +118,11 @@ def working_tree(root: Path, state_dir: Path | None) -> CodeTree:
     """The files under `root` now (git's view when it is a repository), memoised briefly."""
     stamp = _index_stamp(root)
     now = time.monotonic()
+    cache = state_dir / CACHE_NAME if state_dir is not None else None
     with _MEMO_LOCK:
-        memo = _MEMO.get(root)
+        memo = _MEMO.get((root, cache))
         if memo and memo[1] == stamp and now - memo[0] < MEMO_SECONDS:
             return memo[2]
-    cache = state_dir / CACHE_NAME if state_dir is not None else None
     files = _git_files(root)
     if files is None:
         files = _walked_files(root)
@@ -130,7 +130,7 @@ def working_tree(root: Path, state_dir: Path | None) -> CodeTree:
     files = {path: key for path, key in files.items() if not path.startswith(_STORE_PREFIX)}
     tree = CodeTree(root, files, lambda path: _read_file(root / path), cache)
     with _MEMO_LOCK:
-        _MEMO[root] = (now, stamp, tree)
+        _MEMO[(root, cache)] = (now, stamp, tree)
     return tree
 
 

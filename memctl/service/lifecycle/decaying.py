@@ -96,7 +96,7 @@ def _stale_ids(store: Store) -> set[str]:
     from memctl.service.anchoring import stale_memories
 
     try:
-        return {item.id for item in stale_memories([("project", store)])}
+        return {item.id for item in stale_memories([("project", store)], persist=False)}
     except OSError:
         return set()
 

@@ -125,7 +125,7 @@ def ledger_summary(store: Store, never_used_sessions: int = NEVER_USED_SESSIONS)
             cost.used.update(entry.get("ids") or ())
         elif kind == "touch":
             cost.touched.update(entry.get("paths") or ())
-    anchored = {entry.id: entry.anchors.paths for entry in anchor_entries(store)}
+    anchored = {entry.id: entry.anchors.paths for entry in anchor_entries(store, persist=False)}
     for cost in sessions.values():
         for memory_id in cost.injected - cost.used:
             patterns = anchored.get(memory_id, ())

@@ -58,8 +58,9 @@ _MEMO: dict[Path, tuple[dict[str, Any], list[AnchorEntry]]] = {}
 _LOCK = threading.Lock()
 
 
-def anchor_entries(store: Store) -> list[AnchorEntry]:
-    """Every memory of `store` (archive aside) that has anchors, a project or an `apply`."""
+def anchor_entries(store: Store, persist: bool = True) -> list[AnchorEntry]:
+    """Every memory of `store` (archive aside) that has anchors, a project or an `apply`.
+    `persist=False`: read-only commands (stats, a decay dry run) write no cache file."""
     files = scan_files(store.root, include_archived=False)
     path = store.state_dir / TABLE_NAME
     with _LOCK:
@@ -82,7 +83,7 @@ def anchor_entries(store: Store) -> list[AnchorEntry]:
     entries = [_entry_from(rel, row["a"]) for rel, row in sorted(fresh.items()) if row.get("a")]
     with _LOCK:
         _MEMO[store.root] = (table, entries)
-    if changed:
+    if changed and persist:
         try:
             atomic_write(path, json.dumps(table, separators=(",", ":")).encode(), durable=False)
         except OSError:
