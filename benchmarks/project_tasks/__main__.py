@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.project_tasks.run import main
+
+sys.exit(main())
