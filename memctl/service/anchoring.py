@@ -24,6 +24,7 @@ from memctl.core.anchors import (
     with_anchors,
 )
 from memctl.core.project_id import project_name
+from memctl.core.routing import names_project
 from memctl.store.code_tree import (
     CodeTree,
     git_remote,
@@ -99,7 +100,7 @@ def anchors_for_add(
         proposal = propose_anchors(text, tree.file_list(), tree.symbol_present)
         base = proposal.anchors
     extra = anchored_extra({}, base, paths=paths, symbols=symbols, commands=commands, apply=apply)
-    if to_user_store and memory_type not in user_types:
+    if to_user_store and not stays_shared(memory_type, text, user_types):
         extra[PROJECT_KEY] = project_at(project_folder)[1]
     return AddAnchors(extra, proposal)
 
@@ -123,10 +124,33 @@ def anchored_extra(
     return with_anchors(dict(extra or {}), anchors)
 
 
-def bound_to_project(store: Store, memory_type: str, extra: dict[str, Any]) -> dict[str, Any]:
-    """`extra` with `project:` set, for a memory the user store receives from this project;
-    preferences and profile facts (routing.user_types) stay shared by every project."""
-    if memory_type in store.settings.routing.user_types or extra.get(PROJECT_KEY):
+def of_this_project(store: Store):
+    """A test for memories of the user store: True unless another project wrote it."""
+    name: list[str] = []
+
+    def here(memory) -> bool:
+        bound = memory.extra.get(PROJECT_KEY)
+        if not bound:
+            return True
+        if not name:
+            name.append(project_of(store)[1])
+        return bound == name[0]
+
+    return here
+
+
+def stays_shared(memory_type: str, text: str, user_types: tuple[str, ...]) -> bool:
+    """A memory every project may see: a preference or profile fact (routing.user_types) that
+    names nothing of a project (no code, file, tool or team)."""
+    return memory_type in user_types and not names_project(text)
+
+
+def bound_to_project(
+    store: Store, memory_type: str, text: str, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """`extra` with `project:` set, for a memory the user store receives from this project,
+    unless it `stays_shared`."""
+    if extra.get(PROJECT_KEY) or stays_shared(memory_type, text, store.settings.routing.user_types):
         return extra
     return {**extra, PROJECT_KEY: project_of(store)[1]}
 

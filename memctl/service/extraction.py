@@ -371,7 +371,7 @@ def _anchored(project: Store, item: PlanItem, extra: dict[str, Any], to_user: bo
             extra = anchored_extra(extra, propose_for(project, item.text).anchors)
         except OSError:
             pass  # no code tree to read: no anchors, the memory is still written
-    return bound_to_project(project, item.type, extra) if to_user else extra
+    return bound_to_project(project, item.type, item.text, extra) if to_user else extra
 
 
 def apply_plan(
