@@ -21,8 +21,12 @@ _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 # A path-like token: has a slash, a glob character, or ends in a file extension.
 _TOKEN = re.compile(r"[\w.*?\[\]/@+-]+")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
-_CAMEL = re.compile(r"^[A-Za-z_][a-z0-9_]*[A-Z]\w*$|^[A-Z][a-z0-9]+[A-Z]\w*$")
-_SNAKE = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$")
+_CAMEL = re.compile(r"^_*[A-Za-z][a-z0-9_]*[A-Z]\w*$|^_*[A-Z][a-z0-9]+[A-Z]\w*$")
+_SNAKE = re.compile(r"^_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$")
+# Files without an extension worth anchoring to when named in plain prose.
+_PLAIN_FILES = frozenset(
+    "Makefile Dockerfile Justfile justfile Gemfile Rakefile Procfile Jenkinsfile".split()
+)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Programs whose invocations are worth anchoring to (the agent's Bash tool runs them).
 KNOWN_TOOLS = frozenset(
@@ -100,10 +104,15 @@ def _paths(text: str, files: Collection[str]) -> list[str]:
     basenames: dict[str, int] = {}
     for path in files:
         basenames[path.rsplit("/", 1)[-1]] = basenames.get(path.rsplit("/", 1)[-1], 0) + 1
+    quoted = {span.strip().removeprefix("./") for span in _BACKTICKED.findall(text)}
     found = []
     for raw in _TOKEN.findall(text):
         token = raw.rstrip(".,:;'\")").lstrip("'\"(").removeprefix("./")
         if len(token) < 3 or token.startswith(("http", "//")) or "://" in token:
+            continue
+        named = token in quoted or token.startswith(".") or token in _PLAIN_FILES
+        if named and (token in files or ("/" not in token and token in basenames)):
+            found.append(token)  # a file named exactly: `.gitattributes`, `Makefile`
             continue
         anchor = _path_anchor(token, files, basenames)
         if anchor:
