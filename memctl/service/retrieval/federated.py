@@ -71,7 +71,21 @@ def federated_recall(
         recall(store, query, k=k, mode=mode, query_vector=vector, **options)
         for (_, store), vector in zip(stores, query_vectors, strict=True)
     ]
-    answers = [answers[0]] + [this_project_only(stores[0][1], hits) for hits in answers[1:]]
+    for number in range(1, len(stores)):
+        kept = this_project_only(stores[0][1], answers[number])
+        if len(kept) < len(answers[number]):
+            # Why again, deeper: another project's memories took places in this store's top k;
+            # its top k among this project's (and shared) memories is what the merge needs.
+            deeper = recall(
+                stores[number][1],
+                query,
+                k=k * 4,
+                mode=mode,
+                query_vector=query_vectors[number],
+                **options,
+            )
+            kept = this_project_only(stores[0][1], deeper)[:k]
+        answers[number] = kept
     if mode == "bm25" or any(vector is None for vector in query_vectors):
         merged = interleave_by_rank(answers, k)
     else:
