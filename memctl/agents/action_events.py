@@ -51,7 +51,6 @@ def tool_call(payload: HookPayload) -> tuple[str, tuple[str, ...], tuple[str, ..
 
 def action_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
     """The block to add before this tool call; "" when nothing is anchored or relevant."""
-    from memctl.agents.claude_code_events import _note_shown
     from memctl.service.retrieval.action import ActionRequest, action_recall, relative_paths
 
     tool, paths, commands, text = tool_call(payload)
@@ -83,6 +82,20 @@ def action_context(store: Store, payload: HookPayload, user_store: Store | None 
         later(lambda: _note_shown(store, payload, result.shown))
         later(lambda: record(store, payload, result.shown, result.markdown))
     return result.markdown
+
+
+def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> None:
+    """Add `ids` to the session's shown list; a failure is logged (at worst a memory is shown
+    again), never the tool call's problem."""
+    from memctl.agents.hook_runner import log_hook_error
+    from memctl.store.hook_state import remember_shown
+
+    try:
+        remember_shown(store, payload.session_id, ids, reset=False)
+    except OSError as error:
+        log_hook_error(
+            store.state_dir / "hooks.log", payload.event, payload.session_id, f"not saved: {error}"
+        )
 
 
 def record(store: Store, payload: HookPayload, ids, markdown: str) -> None:

@@ -26,7 +26,7 @@ from memctl.service.privacy import shares_private
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
-from memctl.store.hook_state import load_session_state, safe_name, save_session_state
+from memctl.store.hook_state import load_session_state, remember_shown, safe_name
 
 LOG_NAME = "hooks.log"
 PROMPT_HEADING = "## memctl: memories related to this prompt"
@@ -59,14 +59,6 @@ def find_hook_store(
 # --- per-session bookkeeping ----------------------------------------------------------------
 
 
-def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: bool) -> None:
-    state = load_session_state(store, session_id)
-    shown = [] if reset else list(state.get("shown") or [])
-    shown.extend(i for i in ids if i not in shown)
-    state["shown"] = shown
-    save_session_state(store, session_id, state)
-
-
 # --- SessionStart ---------------------------------------------------------------------------
 
 
@@ -86,7 +78,7 @@ def session_start_context(
     shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
     markdown = "\n".join(part for part in (rules, markdown) if part)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
-    _remember_shown(store, payload.session_id, shown, reset=True)
+    remember_shown(store, payload.session_id, shown, reset=True)
     record(store, payload, shown, markdown)
     return markdown
 
@@ -132,7 +124,7 @@ def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> Non
     """Add `ids` to the session's shown list; a failure is logged, never the prompt's problem
     (at worst a memory is shown again)."""
     try:
-        _remember_shown(store, payload.session_id, ids, reset=False)
+        remember_shown(store, payload.session_id, ids, reset=False)
     except OSError as error:
         log_hook_error(
             log_path(store), payload.event, payload.session_id, f"shown list not saved: {error}"
