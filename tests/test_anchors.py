@@ -148,3 +148,17 @@ def test_staleness_names_what_is_gone_and_renames_carry_paths():
 )
 def test_every_spelling_of_a_remote_names_one_project(url):
     assert normalise_remote(url) == "github.com/acme/shop"
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "text", "shared"),
+    [
+        ("preference", "I prefer short answers in bullet points", True),
+        ("preference", "Code Style: use `testify/assert` in table-driven tests", False),
+        ("procedural", "Always answer in English", False),
+    ],
+)
+def test_only_preferences_that_name_no_project_stay_shared(memory_type, text, shared):
+    from memctl.service.anchoring import stays_shared
+
+    assert stays_shared(memory_type, text, ("preference", "profile")) is shared
