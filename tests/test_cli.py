@@ -56,11 +56,18 @@ def test_add_list_show_recall_forget(project):
     assert set(hits[0]) == {
         "id", "path", "title", "type", "tags", "score", "relevance", "date", "current",
         "superseded_by", "supersedes", "body", "snippet", "neighbours",
+        "origin", "trust", "quarantined",
     }  # fmt: skip
+    assert (hits[0]["origin"], hits[0]["trust"], hits[0]["quarantined"]) == (
+        "user",
+        "trusted",
+        None,
+    )
     assert 0.0 <= hits[0]["relevance"] <= 1.0 and hits[0]["current"] is True
 
     context = invoke("recall", "how do we deploy", "--format", "context").stdout
-    assert context.startswith("## Memories relevant to: how do we deploy")
+    assert context.startswith("<memctl-notes>\n") and context.endswith("</memctl-notes>\n")
+    assert "## Memories relevant to: how do we deploy" in context
     assert "make release" in context
 
     forgot = invoke("forget", info["id"])

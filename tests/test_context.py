@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from memctl import service
 from memctl.cli.app import app
+from memctl.core.fence import fence
 from memctl.integrations.tokenizer import count_tokens
 from memctl.service.lifecycle.session import add_turn
 from memctl.service.lifecycle.task import begin_task, step_task
@@ -110,7 +111,8 @@ def test_context_stays_within_budget_and_says_what_was_left_out(filled, share):
     whole = build_context(
         filled, "billing database migration", budget=10_000, session_id="s1"
     ).tokens
-    budget = int(whole * share)
+    fenced = count_tokens(fence("")) + 2  # the notes fence: a fixed cost on every budget
+    budget = fenced + int((whole - fenced) * share)
     result = build_context(filled, "billing database migration", budget=budget, session_id="s1")
     assert count_tokens(result.markdown) <= budget
     assert result.tokens == count_tokens(result.markdown)
@@ -158,4 +160,5 @@ def test_without_a_query_the_task_goal_is_the_query(filled):
 
 
 def test_an_empty_store_says_so(store):
-    assert build_context(store).markdown == "# Memory context\n\n_Nothing to recall yet._\n"
+    expected = fence("# Memory context\n\n_Nothing to recall yet._\n")
+    assert build_context(store).markdown == expected

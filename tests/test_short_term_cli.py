@@ -100,7 +100,8 @@ def test_compact_dry_run_and_context_commands(project):
     assert invoke("compact").stdout.strip() == "Nothing to compact."
 
     context = invoke("context", "api key rotation", "--budget", "300")
-    assert context.exit_code == 0 and context.stdout.startswith("# Memory context\n")
+    assert context.exit_code == 0 and context.stdout.startswith("<memctl-notes>\n")
+    assert "\n# Memory context\n" in context.stdout
     assert "via knowledge" in context.stdout
     assert invoke("context", "x", "--budget", "10").exit_code == 2
 

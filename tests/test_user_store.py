@@ -7,6 +7,7 @@ real ~/.local/share/memctl.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -133,7 +134,8 @@ def test_context_shows_the_persons_preferences_in_every_project(with_user):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert {fact["store"] for fact in data["facts"]} == {"user"}
-    assert "short bullet points (preference, confidence 0.8, user store)" in data["markdown"]
+    assert "short bullet points (preference, confidence 0.8, origin user, " in data["markdown"]
+    assert re.search(r"short bullet points \(.*, user store\)", data["markdown"])
     alone = json.loads(invoke("context", "deploy", "--json", "--store-only").stdout)
     assert alone["facts"] == [] and "bullet points" not in alone["markdown"]
 

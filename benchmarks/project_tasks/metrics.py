@@ -39,8 +39,7 @@ class Labels:
 
 def dedupe(ids: Iterable[str]) -> list[str]:
     """The ids in order, each once."""
-    seen: set[str] = set()
-    return [i for i in ids if not (i in seen or seen.add(i))]
+    return list(dict.fromkeys(ids))
 
 
 def ndcg(ranked: Sequence[str], grades: Mapping[str, int], k: int = DEPTH) -> float | None:

@@ -32,7 +32,8 @@ from benchmarks.project_tasks.data_files import SPLITS, Dataset, load
 from benchmarks.project_tasks.metrics import DEPTH, Labels, score_shown, shown_from, summarize
 from memctl.config import Store, with_overrides
 
-SYSTEMS = ("hybrid", "bm25", "vector", "hook")
+SYSTEMS = ("hybrid", "bm25", "vector", "hook", "session", "session+hook")
+HOOK_SYSTEMS = ("hook", "session", "session+hook")
 LAYOUTS = ("per-project", "shared")
 STORE_FORMAT = 1  # bump when how memories are written changes: --workdir stores rebuild
 SHARED = "shared"
@@ -100,18 +101,34 @@ def recall_ids(store: Store, prompt: str, mode: str) -> list[str]:
     return [hit.id for hit in service.recall(store, prompt, k=DEPTH, mode=mode, sync=False)]
 
 
-def hook_injection(store: Store, task: dict) -> tuple[list[str], str]:
-    """What the UserPromptSubmit hook injects for the task's prompt, in a fresh session: the
-    ids it showed (from the session's shown list) and the block's Markdown."""
+def hook_injection(store: Store, task: dict, events: tuple[str, ...]) -> dict[str, tuple]:
+    """What the agent hooks inject for the task in a fresh session, event by event as Claude
+    Code fires them: SessionStart's context block (`session`) and/or UserPromptSubmit's block for
+    the task's prompt (`prompt`, which skips what the session start already showed). Each
+    channel: (ids shown, read from the session's shown list; the Markdown injected)."""
     from memctl.agents.claude_code import HookPayload
-    from memctl.agents.claude_code_events import prompt_context
+    from memctl.agents.claude_code_events import prompt_context, session_start_context
     from memctl.store.hook_state import load_session_state
 
     session = f"bench-{task['id']}-{time.monotonic_ns()}"
-    payload = HookPayload(event="UserPromptSubmit", session_id=session, prompt=task["prompt"])
-    markdown = prompt_context(store, payload)
-    shown = list(load_session_state(store, session).get("shown") or []) if markdown else []
-    return shown, markdown
+    channels: dict[str, tuple] = {}
+    before: list[str] = []
+    for event in events:
+        if event == "session":
+            payload = HookPayload(event="SessionStart", session_id=session, source="startup")
+            markdown = session_start_context(store, payload)
+        else:
+            payload = HookPayload(
+                event="UserPromptSubmit", session_id=session, prompt=task["prompt"]
+            )
+            markdown = prompt_context(store, payload)
+        shown = list(load_session_state(store, session).get("shown") or [])
+        channels[event] = ([i for i in shown if i not in before] if markdown else [], markdown)
+        before = shown
+    return channels
+
+
+HOOK_EVENTS = {"hook": ("prompt",), "session": ("session",), "session+hook": ("session", "prompt")}
 
 
 def evaluate(
@@ -122,13 +139,14 @@ def evaluate(
     details: list | None,
     extra: dict | None = None,
 ) -> dict:
-    """system -> split -> figures. `extra` (task id -> {channel: ids}) adds other channels'
+    """system -> split (and "by_project" -> project) -> figures. `extra` (task id -> {channel: ids}) adds other channels'
     injections (session start, action time) to every system's own, scored as one union."""
     from memctl.core.tokens import estimate_tokens
 
     token_counts = {m["id"]: estimate_tokens(m["text"]) for m in data.memories}
     project_of = {m["id"]: m["project"] for m in data.memories}
     rows: dict[str, dict[str, list]] = {s: {} for s in systems}
+    by_project: dict[str, dict[str, list]] = {s: {} for s in systems}
     latencies: dict[str, list[float]] = {s: [] for s in systems}
     for task in tasks:
         labels = Labels.from_task(task)
@@ -136,21 +154,27 @@ def evaluate(
         for system in systems:
             start = time.perf_counter()
             block_tokens = None
-            if system == "hook":
-                ranked, markdown = hook_injection(store, task)
-                block_tokens = estimate_tokens(markdown)
+            if system in HOOK_SYSTEMS:
+                injected = hook_injection(store, task, HOOK_EVENTS[system])
+                own = {channel: ids for channel, (ids, _) in injected.items()}
+                block_tokens = sum(estimate_tokens(md) for _, md in injected.values())
             else:
-                ranked = recall_ids(store, task["prompt"], system)
+                own = {"prompt": recall_ids(store, task["prompt"], system)}
             latencies[system].append(time.perf_counter() - start)
-            channels = {"prompt": ranked, **((extra or {}).get(task["id"]) or {})}
+            channels = {**own, **((extra or {}).get(task["id"]) or {})}
             if extra and block_tokens is not None:
-                others = [i for k, ids in channels.items() if k != "prompt" for i in ids]
-                block_tokens += sum(token_counts.get(i, 0) for i in others if i not in ranked)
+                mine = {i for ids in own.values() for i in ids}
+                others = {i for k, ids in channels.items() if k not in own for i in ids} - mine
+                block_tokens += sum(token_counts.get(i, 0) for i in others)
             shown = shown_from(
                 channels, labels, token_counts, task["project"], project_of, block_tokens
             )
+            # Why: nDCG ranks one list; a session block is the same for every task, not a ranking.
+            ranked = own.get("prompt") if "session" not in own else None
             row = score_shown(shown, labels, ranked)
+            ranked = [i for ids in own.values() for i in ids]
             rows[system].setdefault(task["split"], []).append(row)
+            by_project[system].setdefault(task["project"], []).append(row)
             if details is not None:
                 details.append({"system": system, "task": task["id"], "shown": ranked, **row})
     figures: dict = {}
@@ -158,6 +182,9 @@ def evaluate(
         figures[system] = {split: summarize(r) for split, r in sorted(by_split.items())}
         if len(by_split) > 1:
             figures[system]["all"] = summarize([r for rs in by_split.values() for r in rs])
+        figures[system]["by_project"] = {
+            project: summarize(r) for project, r in by_project[system].items()
+        }
         values = sorted(latencies[system])
         figures[system]["p50_ms"] = round(values[len(values) // 2] * 1000, 1) if values else None
     return figures
@@ -176,10 +203,10 @@ def render(result: dict) -> None:
             "relevant",
             box=box.SIMPLE_HEAD,
         )
-        columns = ("system", "nDCG@5", "essential R@5", "precision", "false inj.")
-        columns += ("tokens/task", "relevant tok.", "hits/task")
+        columns = ["system", "nDCG@5", "essential R@5", "precision", "false inj."]
+        columns += ["tokens/task", "relevant tok.", "hits/task"]
         if result["layout"] == SHARED:
-            columns += ("leakage",)
+            columns.append("leakage")
         for column in columns:
             table.add_column(column, justify="left" if column == "system" else "right")
         for system, by_split in result["systems"].items():

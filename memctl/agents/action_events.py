@@ -9,6 +9,7 @@ count as used.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from memctl.agents.claude_code import HookPayload
@@ -130,10 +131,12 @@ def always_block(
 
     if budget <= 0:
         return "", ()
+    from memctl.service.provenance import gates_for, injectable
+
     project = project_of(store)[1]
     private = shares_private(store)
-    items = []
-    for _, each in _stores(store, user_store):
+    found = []
+    for label, each in _stores(store, user_store):
         for entry in anchor_entries(each):
             if entry.apply != "always" or not usable(entry, project, private):
                 continue
@@ -141,9 +144,27 @@ def always_block(
                 memory = read_memory_kept(each.root, entry.relpath, max_file_bytes(each))
             except Exception:  # noqa: BLE001 - broken since the table was read: skip it
                 continue
-            items.append(BlockItem(entry.id, entry.title, entry.type, memory.body))
+            found.append(_Always(entry.id, entry.title, entry.type, memory, label))
+    if not found:
+        return "", ()
+    gates = gates_for(dict(_stores(store, user_store)))
+    items = [
+        BlockItem(hit.id, hit.title, hit.type, hit.memory.body, origin)
+        for hit, origin in injectable(found, gates)
+    ]
     block = fit_block(ALWAYS_HEADING, items, budget)
     return block.markdown, block.shown
+
+
+@dataclass(frozen=True)
+class _Always:
+    """An `apply: always` memory as the quarantine gate reads it (like a recall hit)."""
+
+    id: str
+    title: str
+    type: str
+    memory: Any
+    store: str
 
 
 def not_automatic(store: Store, user_store: Store | None) -> set[str]:

@@ -23,6 +23,7 @@ from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.core.tokens import estimate_tokens
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
+from memctl.service.provenance import gates_for, injectable
 from memctl.service.retrieval.context import context_block
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
@@ -109,8 +110,11 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
 
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     shown |= not_automatic(store, user_store)
-    fresh = [hit for hit in hits if hit.id not in shown]
-    items = [BlockItem(h.id, h.title, h.type, h.body) for h in fresh[:k]]
+    gates = gates_for({"project": store, "user": user_store})
+    fresh = injectable((hit for hit in hits if hit.id not in shown), gates)
+    items = [
+        BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
+    ]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
     if block.shown:
         # Why after the reply: the agent waits for the block, not for this bookkeeping (the

@@ -48,10 +48,17 @@ if [ -x "$hook_dir/{name}{chained}" ]; then
     status=$?
 fi
 if command -v {program} >/dev/null 2>&1; then
-    ( {prefix} index >/dev/null 2>&1 & )
+    {arrived}( {prefix} index >/dev/null 2>&1 & )
 fi
 exit $status
 """
+
+# Memory files a teammate's commits brought are noted first (quick, and before any agent reads
+# them), so their origin is `git:<author>` (see service.provenance).
+_ARRIVED = {
+    "post-merge": "{prefix} hook git arrived ORIG_HEAD HEAD >/dev/null 2>&1\n    ",
+    "post-checkout": ('[ "$3" = 1 ] && {prefix} hook git arrived "$1" "$2" >/dev/null 2>&1\n    '),
+}
 
 
 def hook_script(name: str, command_prefix: str = "memctl") -> str:
@@ -67,6 +74,7 @@ def hook_script(name: str, command_prefix: str = "memctl") -> str:
         "program": shlex.quote(words[0]),
         "prefix": shlex.join(words),
     }
+    values["arrived"] = _ARRIVED.get(name, "").format(**values)
     return _HEADER.format(**values) + body.format(**values)
 
 

@@ -48,6 +48,7 @@ def ingest_transcript(
     (writing its episode) when `final`. Extraction routes what is about the person to
     `user_store`, when given; the session, its episodes and compaction stay in `store`."""
     turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
+    tool_outputs = read_transcript_tools(Path(transcript_path))
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):
         state = load_session_state(store, session_id)
@@ -59,7 +60,9 @@ def ingest_transcript(
         new_turns = turns[done:]
         # Why no sync on the way: everything this ingest writes is indexed once, below.
         if new_turns:  # first: a retry after a failure below re-extracts, and dedup says NOOP
-            report.extracted.extend(_extract(store, new_turns, str(transcript_path), user_store))
+            report.extracted.extend(
+                _extract(store, new_turns, str(transcript_path), user_store, tool_outputs)
+            )
         for index in range(done, len(turns)):
             report.episodes.extend(_buffer_turn(store, session, turns[index]))
             state["turns_ingested"] = index + 1
@@ -67,6 +70,8 @@ def ingest_transcript(
         if final:
             report.episodes.extend(_end(store, session, report))
             report.ended = True
+        _mark_borrowed(store, report.episodes, tool_outputs)  # before compaction reads them
+        if final:
             if store.settings.hooks.compact_on_end:
                 report.knowledge.extend(_compact(store))
         if report.extracted or report.episodes or report.knowledge:
@@ -103,6 +108,40 @@ def read_transcript(path: Path) -> list[Turn]:
     return read_conversation(text, source=str(path))
 
 
+def read_transcript_tools(path: Path) -> list[tuple[str, str]]:
+    """What the transcript's tools returned (agents.transcripts.read_tool_outputs)."""
+    from memctl.agents.transcripts import read_tool_outputs
+
+    try:
+        return read_tool_outputs(path.read_bytes().decode("utf-8-sig", errors="replace"))
+    except OSError:
+        return []
+
+
+def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
+    """An episode that copies a tool's words (the agent quoting a README it read) takes that
+    tool's origin, like an extracted memory does (core.provenance.borrowed_origin)."""
+    from memctl.core.errors import MemctlError
+    from memctl.core.provenance import borrowed_origin, least_trusted, origin_of, stamp_origin
+    from memctl.service.memories.add import rewrite_memory
+    from memctl.service.memories.lookup import get_memory
+
+    for memory_id in episode_ids if tool_outputs else []:
+        try:
+            path, memory = get_memory(store, memory_id)
+        except MemctlError:
+            continue  # forgotten meanwhile
+        borrowed = borrowed_origin(memory.body, tool_outputs)
+        if borrowed is None:
+            continue
+
+        def stamped(current, borrowed=borrowed):
+            origin = least_trusted([origin_of(current), borrowed])
+            return stamp_origin(current, origin), "origin"
+
+        rewrite_memory(store, memory_id, path.relative_to(store.root).as_posix(), stamped)
+
+
 def _buffer_turn(store: Store, session: str, turn: Turn) -> list[str]:
     from memctl.service.lifecycle.session import add_turn
 
@@ -133,12 +172,23 @@ def _end(store: Store, session: str, report: IngestReport) -> list[str]:
 
 
 def _extract(
-    store: Store, turns: list[Turn], source: str, user_store: Store | None = None
+    store: Store,
+    turns: list[Turn],
+    source: str,
+    user_store: Store | None = None,
+    tool_outputs: list[tuple[str, str]] | None = None,
 ) -> list[str]:
     """Durable facts, preferences and procedures the new turns state (`memctl extract`)."""
     from memctl.service.extraction import extract
 
-    result = extract(store, turns, source=source, user_store=user_store, sync=False)
+    result = extract(
+        store,
+        turns,
+        source=source,
+        user_store=user_store,
+        sync=False,
+        tool_outputs=tool_outputs or (),
+    )
     return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
 
 

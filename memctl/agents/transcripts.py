@@ -282,3 +282,57 @@ def _read_plain_text(text: str) -> list[Turn]:
             lines.append(line)
     flush()
     return turns
+
+
+# --- tool outputs (for provenance) ---------------------------------------------------------
+
+
+def read_tool_outputs(text: str) -> list[tuple[str, str]]:
+    """(origin, text) of every tool result in a JSONL conversation: Claude Code's `tool_result`
+    parts (named by the `tool_use` they answer) and `{"role": "tool"}` messages. Not turns of
+    the conversation, but what extraction checks an item's words against (core.provenance)."""
+    text = text.lstrip("\ufeff")
+    if detect_format(text) != "jsonl":
+        return []
+    names: dict[str, str] = {}
+    outputs: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        inner = entry.get("message")
+        message: dict[str, Any] = inner if isinstance(inner, dict) else entry
+        role = str(message.get("role") or entry.get("type") or "").lower()
+        content = message.get("content")
+        if ROLE_ALIASES.get(role) == "tool":
+            name = str(message.get("name") or entry.get("name") or "tool")
+            outputs.append((_tool_origin(name), _part_text(content)))
+            continue
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "tool_use" and isinstance(part.get("id"), str):
+                names[part["id"]] = str(part.get("name") or "tool")
+            elif part.get("type") == "tool_result":
+                name = names.get(str(part.get("tool_use_id")), "tool")
+                outputs.append((_tool_origin(name), _part_text(part.get("content"))))
+    return [(origin, body) for origin, body in outputs if body.strip()]
+
+
+def _tool_origin(name: str) -> str:
+    from memctl.core.provenance import make_origin
+
+    return make_origin("tool", name or "tool")
+
+
+def _part_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_part_text(part) for part in content)
+    if isinstance(content, dict):
+        return _part_text(content.get("text") or content.get("content") or "")
+    return ""

@@ -35,6 +35,7 @@ COMMANDS = {
     "browse": ["list", "show", "edit"],
     "index": ["index"],
     "forget": ["forget"],
+    "review": ["review", "approve"],
     "session": ["session"],
     "task": ["task"],
     "compact": ["compact"],
@@ -107,6 +108,11 @@ SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:  # Why first: nothing else to load for it
+        from memctl.cli.version import version_line
+
+        sys.stdout.write(version_line() + "\n")
+        _quick_exit(0)
     name = command_name(sys.argv[1:])
     if help_cache.is_help_request(sys.argv[1:], MODULE_OF):
         _print_help(name)

@@ -41,6 +41,14 @@ def finish_interrupted_forget(store: Store, quiet: bool = False) -> list | None:
     return results
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from memctl.cli.version import version_line
+
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
 def main_options(
     ctx: typer.Context,
     store: str = typer.Option(
@@ -49,6 +57,13 @@ def main_options(
         "-s",
         envvar="MEMCTL_STORE",
         help="The .memory folder to use (default: nearest upward).",
+    ),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print memctl's version and exit.",
     ),
 ) -> None:
     ctx.obj = GlobalOptions(store=store)

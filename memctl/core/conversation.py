@@ -28,6 +28,8 @@ class Candidate:
     subject_key: str
     # The sentence as written in the conversation.
     evidence: str
+    # Whose words (core.provenance): "user" for a user turn, "agent" for the assistant's.
+    origin: str = "user"
 
 
 def render_turns(turns: list[Turn]) -> str:

@@ -114,7 +114,8 @@ def extract_sentence(sentence: str, role: str = "user") -> list[Candidate]:
             continue
         candidate = _decision(text, role) if role == "assistant" else _statement(text)
         if candidate is not None:
-            found.append(replace(candidate, evidence=evidence))
+            origin = "agent" if role == "assistant" else "user"
+            found.append(replace(candidate, evidence=evidence, origin=origin))
     return found
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
@@ -40,6 +41,8 @@ class BlockItem:
     title: str
     type: str
     body: str
+    origin: str = ""  # where its words came from (service.provenance); "" leaves the label out
+    date: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,25 +53,28 @@ class Block:
 
 
 def memory_line(item: BlockItem, max_chars: int = 360) -> str:
-    """`- **title** (type, id): body`, flattened to one line and cut at `max_chars`."""
-    body = " ".join(item.body.split())
-    title = " ".join(item.title.split())
+    """`- **title** (type, id; origin ..., date): body`, neutralised (core.fence), flattened to
+    one line and cut at `max_chars`."""
+    body = " ".join(neutralise(item.body).split())
+    title = " ".join(neutralise(item.title).split())
     if body.startswith(title.rstrip("…")):
         body = body[len(title.rstrip("…")) :].lstrip(" .:-—")
-    line = f"- **{title}** ({item.type}, {item.id})"
+    label = f"; {note_label(item.origin, item.date)}" if item.origin else ""
+    line = f"- **{title}** ({item.type}, {item.id}{label})"
     if body:
         line += f": {body}"
     return clip(line, max_chars)
 
 
 def fit_block(heading: str, items: list[BlockItem], budget_tokens: int, footer: str = "") -> Block:
-    """The heading and as many items as fit in `budget_tokens`, in the order given.
+    """The heading and as many items as fit in `budget_tokens`, in the order given, fenced as
+    notes (core.fence).
 
     An empty block ("") when not even the first item fits, so a hook prints nothing rather
     than a heading without content.
     """
     lines = [heading, ""]
-    used = estimate_tokens(heading) + estimate_tokens(footer) + 2
+    used = estimate_tokens(fence(heading)) + estimate_tokens(footer) + 2
     shown: list[str] = []
     for item in items:
         line = memory_line(item)
@@ -82,4 +88,4 @@ def fit_block(heading: str, items: list[BlockItem], budget_tokens: int, footer: 
         return Block("", (), len(items))
     if footer:
         lines.extend(["", footer])
-    return Block("\n".join(lines) + "\n", tuple(shown), len(items) - len(shown))
+    return Block(fence("\n".join(lines)), tuple(shown), len(items) - len(shown))

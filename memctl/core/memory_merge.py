@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from memctl.core.memory import Memory
+from memctl.core.provenance import ORIGIN_KEY, least_trusted, origin_of
 
 MENTIONS = "mentions"
 # Fields without a rule of their own merge three-way (so do unknown keys, in `extra`).
@@ -102,4 +103,16 @@ def _merged_extra(
         # Why: both sides counted from the ancestor's mentions; add both increases, once.
         ancestor = _mentions(base)
         extra[MENTIONS] = ancestor + (_mentions(ours) - ancestor) + (_mentions(theirs) - ancestor)
+    _merge_origin(base, ours, theirs, extra)
     return extra
+
+
+def _merge_origin(base: Memory | None, ours: Memory, theirs: Memory, extra: dict[str, Any]) -> None:
+    """The merged words come from every side that changed them: the least trusted origin of
+    those sides (core.provenance). A memory whose sides record no origin stays without one."""
+    if ORIGIN_KEY not in ours.extra and ORIGIN_KEY not in theirs.extra:
+        return
+    changed = [m for m in (ours, theirs) if base is None or m.body != base.body]
+    origin = least_trusted(origin_of(m) for m in (changed or [ours, theirs]))
+    if origin is not None:
+        extra[ORIGIN_KEY] = origin

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from memctl.core.extract_rules import extract_sentence
 from memctl.core.history import current_text, history_entry, join_history, split_history
 from memctl.core.memory import Memory, first_line
+from memctl.core.provenance import least_trusted, origin_of, stamp_origin
 from memctl.core.sentences import split_sentences
 from memctl.core.subjects import FACETS, content_words, find_facet, subject_key
 
@@ -266,7 +267,7 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
     extra = {k: v for k, v in existing.extra.items() if k != "mentions"}
     if "subject" in new.extra:
         extra["subject"] = new.extra["subject"]
-    return replace(
+    result = replace(
         existing,
         title=first_line(new_text) if automatic_title else existing.title,
         body=join_history(new_text, entries),
@@ -276,6 +277,7 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
         extra=extra,
         **_combined(existing, new),
     )
+    return stamp_origin(result, least_trusted([origin_of(existing), origin_of(new)]))
 
 
 def not_adopted(existing: Memory, new: Memory, now: str) -> Memory:
@@ -286,7 +288,10 @@ def not_adopted(existing: Memory, new: Memory, now: str) -> Memory:
         f"source {new.source}",
     ]
     entries = entries + [history_entry(now, "not adopted", details, current_text(new.body))]
-    return replace(existing, body=join_history(current, entries), updated=now)
+    result = replace(
+        existing, body=join_history(current, entries), updated=now, extra=dict(existing.extra)
+    )
+    return stamp_origin(result, least_trusted([origin_of(existing), origin_of(new)]))
 
 
 def revised(existing: Memory, new: Memory, now: str) -> tuple[Memory, str]:

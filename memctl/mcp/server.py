@@ -38,6 +38,7 @@ def build_server(store: Store) -> Any:
     from memctl import service
     from memctl.service.memories.forgetting import forget_memory
     from memctl.service.privacy import shares_private
+    from memctl.service.provenance import gate_for
     from memctl.service.retrieval.context import agent_context
 
     def opted_in(include_private: bool) -> bool:
@@ -106,13 +107,21 @@ def build_server(store: Store) -> Any:
                 include_private=opted_in(include_private),
             )
         )
-        return [hit.to_dict() for hit in hits]
+        # Why: what a tool returns enters the agent's context; quarantined memories never do.
+        gate = gate_for(store)
+        return [
+            {**hit.to_dict(), "origin": gate.origin(hit.memory)}
+            for hit in hits
+            if not gate.quarantined(hit.memory)
+        ]
 
     @server.tool(
         description=(
             "Remember something durable: one fact, preference, decision or procedure per call. "
             "type is one of episodic, semantic, procedural, preference, profile, knowledge. "
-            "Secrets and personal data are redacted before anything is written."
+            "Secrets and personal data are redacted before anything is written. When the "
+            "words are not your own, say where they came from in `origin`: tool:<name>, "
+            "url:<url>, file:<path>."
         )
     )
     def add(
@@ -123,6 +132,7 @@ def build_server(store: Store) -> Any:
         importance: float | None = None,
         pinned: bool = False,
         agent: str | None = None,
+        origin: str | None = None,
     ) -> dict:
         result = tool_call(
             lambda: service.add_memory(
@@ -134,6 +144,7 @@ def build_server(store: Store) -> Any:
                 importance=importance,
                 pinned=pinned,
                 agent=agent,
+                extra={"origin": agent_origin(origin)},
             )
         )
         return result.to_dict()
@@ -201,6 +212,20 @@ def build_server(store: Store) -> Any:
             raise ResourceError(str(exc)) from None
 
     return server
+
+
+def agent_origin(stated: str | None) -> str:
+    """An agent's memory is `agent`, or the untrusted origin it names; it cannot claim `user`."""
+    from memctl.core.errors import UsageError
+    from memctl.core.provenance import UNTRUSTED, check_origin, trust_of
+
+    if not stated:
+        return "agent"
+    try:
+        origin = check_origin(stated)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return origin if trust_of(origin) == UNTRUSTED else "agent"
 
 
 def finish_interrupted_forget(store: Store) -> None:

@@ -20,6 +20,7 @@ from memctl.core.extract_llm import build_messages, checker
 from memctl.core.extract_rules import extract_candidates
 from memctl.core.history import current_text
 from memctl.core.memory import Memory
+from memctl.core.provenance import borrowed_origin, recorded_origin, stamp_origin
 from memctl.core.quality import low_value_reason
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
 from memctl.core.routing import PROJECT, USER, route
@@ -49,6 +50,7 @@ class PlanItem:
     similarity: float | None = None
     subject: str | None = None
     store: str | None = None  # "project" or "user" when a user store exists; None: the one store
+    origin: str | None = None  # whose words (core.provenance); None: what `source` implies
 
     @property
     def target_label(self) -> str:
@@ -60,6 +62,8 @@ class PlanItem:
         data = asdict(self)
         if self.store is None:
             del data["store"]  # Why: with one store there is nothing to choose; output as before
+        if self.origin is None:
+            del data["origin"]
         return data
 
 
@@ -101,8 +105,12 @@ def extract(
     mock_response: str | list[str] | None = None,
     user_store: Store | None = None,
     sync: bool = True,
+    tool_outputs: Sequence[tuple[str, str]] = (),
 ) -> ExtractResult:
     """Plan the memories a conversation states and, unless `dry_run`, write them.
+
+    `tool_outputs` (origin, text): what tools returned in the conversation; an item that copies
+    their words keeps their (untrusted) origin (core.provenance.borrowed_origin).
 
     `use_llm`: None means "if one is configured". `mock_response` goes to litellm's mock path.
     `user_store`: what is about the person goes there (config `routing:`), the rest here.
@@ -120,10 +128,10 @@ def extract(
     for each in stores.all():
         sync_index(each)
     if settings is not None and use_llm is not False:
-        plan, usage = _llm_plan(stores, turns, settings, mock_response)
+        plan, usage = _llm_plan(stores, turns, settings, mock_response, tool_outputs)
         mode = "llm"
     else:
-        plan, usage, mode = _rules_plan(stores, turns), None, "rules"
+        plan, usage, mode = _rules_plan(stores, turns, tool_outputs), None, "rules"
     plan, skipped = _vet(stores, plan)
     result = ExtractResult(
         source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage
@@ -180,16 +188,21 @@ def _redacted_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], dict[s
 # --- planning -----------------------------------------------------------------------------
 
 
-def _rules_plan(stores: Targets, turns: list[Turn]) -> list[PlanItem]:
+def _rules_plan(
+    stores: Targets, turns: list[Turn], tool_outputs: Sequence[tuple[str, str]] = ()
+) -> list[PlanItem]:
     candidates = extract_candidates(turns)
     proposed = [
         (
-            build_memory(
-                c.text,
-                type=c.type,
-                confidence=c.confidence,
-                source=c.source,
-                extra={"subject": c.subject_key},
+            stamp_origin(
+                build_memory(
+                    c.text,
+                    type=c.type,
+                    confidence=c.confidence,
+                    source=c.source,
+                    extra={"subject": c.subject_key},
+                ),
+                borrowed_origin(f"{c.evidence}\n{c.text}", tool_outputs) or c.origin,
             ),
             "",
         )
@@ -245,6 +258,7 @@ def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str
         memory.confidence,
         memory.source,
         subject=memory.extra.get("subject"),
+        origin=recorded_origin(memory),
     )
     if decision.target is None:
         item.reason = note or "new"
@@ -270,7 +284,11 @@ def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str
 
 
 def _llm_plan(
-    stores: Targets, turns: list[Turn], settings: LLMSettings, mock_response
+    stores: Targets,
+    turns: list[Turn],
+    settings: LLMSettings,
+    mock_response,
+    tool_outputs: Sequence[tuple[str, str]] = (),
 ) -> tuple[list[PlanItem], dict]:
     from memctl.integrations.llm import complete_json
 
@@ -289,13 +307,14 @@ def _llm_plan(
     for item in items:
         source = "implicit_inference"  # the wording is the model's, not the user's
         reason = f"LLM: {item.reason}" if item.reason else "LLM"
+        borrowed = borrowed_origin(item.text, tool_outputs)
         if item.op == "ADD":
             # Why: the model's ADDs take the same dedup path as `memctl add`, so a paraphrase
             # of a stored memory merges instead of duplicating it.
             memory = build_memory(
                 item.text, type=item.type, confidence=item.confidence, source=source
             )
-            proposed.append((memory, reason))
+            proposed.append((stamp_origin(memory, borrowed), reason))
         else:
             proposed.append(
                 PlanItem(
@@ -307,6 +326,7 @@ def _llm_plan(
                     target_id=item.target_id,
                     reason=reason,
                     store=stores.holding(item.target_id) if item.target_id else None,
+                    origin=borrowed,
                 )
             )
     return _dedup_plan(stores, proposed), reply.usage()
@@ -406,7 +426,7 @@ def apply_plan(
         )
         batch = batches.setdefault(label, [])
         text, fields, _ = redact_memory_fields(target_store, item.text, fields)
-        entry = BatchItem(build_memory(text, **fields))
+        entry = BatchItem(stamp_origin(build_memory(text, **fields), item.origin))
         op = "update" if item.op == "UPDATE" else "merge"
         if item.target_id:
             entry.update_of = item.target_id if op == "update" else None

@@ -83,16 +83,26 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(
             False, "--json", help="Print what was added and skipped as JSON."
         ),
+        keep_origin: bool = typer.Option(
+            False,
+            "--keep-origin",
+            help="Your own export: keep the origin each record states (user, agent, ...). "
+            "Without it imported text is untrusted (import:<file>), unless a record already "
+            "names an untrusted origin.",
+        ),
     ) -> None:
         """Import memories through the normal write path: one per JSONL line, or one per bullet
         or section of a Markdown file (memctl's own managed section is skipped).
+
+        Imported memories have the origin import:<file>: text that reads as an instruction
+        to the agent waits in quarantine (memctl review).
 
         Example: memctl import CLAUDE.md
         """
         from memctl.service.memories.exchange import import_file
 
         store = current_store(ctx)
-        result = import_file(store, source, fmt)
+        result = import_file(store, source, fmt, keep_origin=keep_origin)
         if as_json:
             print_json(result.to_dict())
             return
@@ -114,3 +124,13 @@ def register(app: typer.Typer) -> None:
             + (f", skipped {len(result.skipped)}" if result.skipped else ""),
             markup=False,
         )
+        from memctl.service.provenance import gate_for
+
+        gate = gate_for(store)
+        held = [r.memory.id for r in result.added if gate.quarantined(r.memory)]
+        if held:
+            stdout.print(
+                f"{len(held)} held in quarantine (they read as instructions to the agent): "
+                "see `memctl review`.",
+                markup=False,
+            )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 from rich.table import Table
@@ -46,16 +47,23 @@ def register(app: typer.Typer) -> None:
 
         Example: memctl extract ~/.claude/projects/app/session.jsonl --dry-run
         """
-        from memctl.agents.transcripts import read_conversation, read_conversation_file
+        from memctl.agents.transcripts import (
+            read_conversation,
+            read_conversation_file,
+            read_tool_outputs,
+        )
         from memctl.integrations.llm import LLMBadOutput
         from memctl.service.extraction import extract
 
         stores = current_stores(ctx, store_only)
         store, user_store = stores[0][1], (stores[1][1] if len(stores) > 1 else None)
         if file == "-":
-            turns = read_conversation(sys.stdin.read(), source="<stdin>")
+            text = sys.stdin.read()
+            turns = read_conversation(text, source="<stdin>")
         else:
             turns = read_conversation_file(file)
+            text = Path(file).read_bytes().decode("utf-8-sig", errors="replace")
+        tool_outputs = read_tool_outputs(text)
         mock = (
             None
             if not mock_response
@@ -70,6 +78,7 @@ def register(app: typer.Typer) -> None:
                 use_llm=use_llm,
                 mock_response=mock,
                 user_store=user_store,
+                tool_outputs=tool_outputs,
             )
         except LLMBadOutput as error:
             if as_json and error.reply is not None:

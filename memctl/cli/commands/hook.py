@@ -118,20 +118,26 @@ def register(app: typer.Typer) -> None:
     @handles_errors
     def git_command(
         ctx: typer.Context,
-        name: str = typer.Argument(..., help="pre-commit or merge", metavar="NAME"),
+        name: str = typer.Argument(..., help="pre-commit, merge or arrived", metavar="NAME"),
         files: list[str] = typer.Argument(
             None,
-            help="merge: %O %A %B %L %P as git passes them to a merge driver.",
+            help="merge: %O %A %B %L %P as git passes them to a merge driver; "
+            "arrived: OLD NEW (the commits before and after a merge or checkout).",
             metavar="FILES",
         ),
     ) -> None:
         """pre-commit: check staged memory files; a non-zero exit stops the commit.
-        merge: git's merge driver for memory files; exit 1 when a conflict is left."""
+        merge: git's merge driver for memory files; exit 1 when a conflict is left.
+        arrived: note the memory files a teammate's commits between OLD and NEW brought, so
+        their origin is git:<author> (run by the post-merge and post-checkout hooks)."""
         if name == "merge":
             _merge_driver(files or [])
             return
+        if name == "arrived":
+            _note_arrived(ctx, files or [])
+            return
         if name != "pre-commit":
-            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit or merge.")
+            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit, merge or arrived.")
         from memctl.agents.git_hooks import repo_root
         from memctl.agents.precommit import check_staged
 
@@ -151,6 +157,34 @@ def register(app: typer.Typer) -> None:
             markup=False,
         )
         raise typer.Exit(code=1)
+
+
+def _note_arrived(ctx: typer.Context, revisions: list[str]) -> None:
+    """`memctl hook git arrived OLD NEW`: record teammates' memory files (service.provenance)."""
+    from memctl.agents.git_hooks import repo_root
+    from memctl.service.provenance import note_git_arrivals
+
+    if len(revisions) != 2:
+        raise UsageError("Usage: memctl hook git arrived OLD NEW (as the git hooks run it).")
+    repo = repo_root(Path.cwd())
+    try:
+        store = open_store(explicit_store(ctx), cwd=repo)
+    except StoreNotFound:
+        return
+    new = repo_rev(repo, revisions[1])
+    noted = note_git_arrivals(store, repo, revisions[0], new)
+    if noted:
+        stderr.print(f"memctl: {noted} memory file(s) from teammates' commits noted.", markup=False)
+
+
+def repo_rev(repo: Path, name: str) -> str:
+    """The commit id `name` (HEAD, ORIG_HEAD, a sha) stands for."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", name], cwd=repo, capture_output=True, text=True
+    )
+    return done.stdout.strip() or name
 
 
 def _merge_driver(files: list[str]) -> None:

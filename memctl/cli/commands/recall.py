@@ -9,11 +9,14 @@ from rich.table import Table
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
+from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.text import clip
 from memctl.service import sync_index
+from memctl.service.provenance import Gate, gate_for
 from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.federated import federated_recall
 from memctl.service.retrieval.recall import MODES, Hit, start_query_embedding
+from memctl.store.provenance_ledger import Ledger
 
 FORMATS = ("table", "json", "context")
 
@@ -43,26 +46,49 @@ def _status_lines(hit: Hit) -> list[str]:
     return lines
 
 
-def context_block(query: str, hits: list[Hit]) -> str:
-    """Markdown to paste into a prompt: one bullet per memory, body kept whole (for a long,
-    chunked memory: its best-matching chunk and where the whole text is)."""
-    lines = [f"## Memories relevant to: {query}", ""]
+def context_block(query: str, hits: list[Hit], gates: dict[str, Gate] | None = None) -> str:
+    """Markdown to paste into a prompt, fenced as notes (core.fence): one bullet per memory,
+    body kept whole (for a long, chunked memory: its best-matching chunk and where the whole
+    text is). Quarantined memories are left out, and counted."""
+    gates = gates or {}
+    held = [hit for hit in hits if _gate(gates, hit).quarantined(hit.memory)]
+    hits = [hit for hit in hits if hit not in held]
+    lines = [f"## Memories relevant to: {neutralise(query)}", ""]
     if not hits:
         lines.append("_No relevant memories._")
     for hit in hits:
-        tags = f" [{', '.join(hit.tags)}]" if hit.tags else ""
+        tags = f" [{neutralise(', '.join(hit.tags))}]" if hit.tags else ""
         mine = ", user store" if getattr(hit, "store", None) == "user" else ""
-        lines.append(f"- **{hit.title}** ({hit.type}, id {hit.id}{mine}){tags}")
+        label = note_label(_gate(gates, hit).origin(hit.memory), hit.date or "")
+        lines.append(
+            f"- **{neutralise(hit.title)}** ({hit.type}, id {hit.id}, {label}{mine}){tags}"
+        )
         lines.extend(f"  _{line}_" for line in _status_lines(hit))
-        body = (hit.snippet or hit.body).strip()
+        body = neutralise((hit.snippet or hit.body).strip())
         if hit.snippet:
             lines.append(f"  (excerpt of a long memory; full text in {hit.path})")
         if body and body != hit.title:
             lines.extend(f"  {line}" if line else "" for line in body.splitlines())
         for neighbour in hit.neighbours:
             where = "before" if neighbour["offset"] < 0 else "after"
-            lines.append(f"  ({where}: {neighbour['body']})")
-    return "\n".join(lines).rstrip() + "\n"
+            lines.append(f"  ({where}: {neutralise(neighbour['body'])})")
+    if held:
+        lines += ["", f"_{len(held)} quarantined memory(ies) left out: see `memctl review`._"]
+    return fence("\n".join(lines).rstrip())
+
+
+def _gate(gates: dict[str, Gate], hit: Hit) -> Gate:
+    label = getattr(hit, "store", "project")
+    return gates.get(label) or gates.get("project") or Gate(Ledger())
+
+
+def _provenance(gate: Gate, hit: Hit) -> dict:
+    """The JSON keys recall adds to a hit: its origin, trust and quarantine (None if not)."""
+    return {
+        "origin": gate.origin(hit.memory),
+        "trust": gate.trust(hit.memory),
+        "quarantined": gate.quarantine_reason(hit.memory),
+    }
 
 
 def register(app: typer.Typer) -> None:
@@ -179,10 +205,11 @@ def register(app: typer.Typer) -> None:
             until=until,
             as_of=as_of,
         )
+        gates = {label: gate_for(each) for label, each in stores}
         if as_json or output_format == "json":
-            print_json([hit.to_dict() for hit in hits])
+            print_json([{**hit.to_dict(), **_provenance(_gate(gates, hit), hit)} for hit in hits])
         elif output_format == "context":
-            stdout.out(context_block(query, hits), end="")
+            stdout.out(context_block(query, hits, gates), end="")
         else:
             if not hits:
                 stdout.print("No relevant memories.")
@@ -194,6 +221,13 @@ def register(app: typer.Typer) -> None:
             for hit in hits:
                 shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
                 lines = [f"[bold]{escape(hit.title)}[/]", escape(shown), *_status_lines(hit)]
+                held = _gate(gates, hit).quarantine_reason(hit.memory)
+                if held:
+                    origin = escape(_gate(gates, hit).origin(hit.memory))
+                    lines.append(
+                        f"[bold red]QUARANTINED[/] (origin {origin}: {escape(held)}); "
+                        "never injected: memctl review"
+                    )
                 lines += [
                     f"[dim]{'before' if n['offset'] < 0 else 'after'}: {escape(snippet(n['body']))}[/]"
                     for n in hit.neighbours

@@ -19,11 +19,13 @@ from memctl.core.consolidation import (
 )
 from memctl.core.errors import MemctlError
 from memctl.core.memory import Memory, now_iso, slugify
+from memctl.core.provenance import least_trusted, stamp_origin
 from memctl.core.sync import embed_hash
 from memctl.service.lifecycle.episodes import with_embeddings
 from memctl.service.lifecycle.session import FoldReport, end_idle_sessions, trim_sessions
 from memctl.service.memories.add import build_memory
 from memctl.service.memories.lookup import list_memories
+from memctl.service.provenance import gate_for
 from memctl.store.files import path_for, write_memory
 
 KNOWLEDGE_SYSTEM = (
@@ -282,6 +284,9 @@ def _write_knowledge(
         extra=extra,
         relations=[{"type": "derived_from", "target": m.id} for m in members],
     )
+    # Why: a summary's words come from its episodes; it is no more trusted than the least.
+    gate = gate_for(store)
+    stamp_origin(memory, least_trusted(["agent", *(gate.origin(m) for m in members)]))
     write_memory(path_for(store.root, memory), memory)
     return memory
 

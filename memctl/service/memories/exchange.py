@@ -18,6 +18,7 @@ from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
+from memctl.core.provenance import ORIGIN_KEY, UNTRUSTED, check_origin, make_origin, trust_of
 from memctl.service.memories.add import AddResult, build_memory
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.service.memories.lookup import list_memories
@@ -212,7 +213,9 @@ class _Pending:
     redacted: dict[str, int] = field(default_factory=dict)
 
 
-def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResult:
+def import_file(
+    store: Store, path: Path, fmt: str | None = None, *, keep_origin: bool = False
+) -> ImportResult:
     """Add the memories in `path` through the write path (redaction, the low-value gate, dedup).
 
     Every item is checked before any is written. A JSONL line that cannot be a memory at all
@@ -220,6 +223,10 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
     value, or already in the store by id or by text) are skipped, each reported with its line,
     so importing a file twice adds nothing the second time. A record carrying an id is a
     restore from `memctl export`: it keeps its id and passes the low-value gate it passed before.
+
+    Every item's origin is `import:<file name>`, except an untrusted origin a record already
+    states (it is more precise), or any origin it states with `keep_origin` (the user vouches
+    for the file: their own export).
     """
     fmt = fmt or detect_import_format(path)
     if fmt not in IMPORT_FORMATS:
@@ -238,6 +245,8 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
         pending = _read_jsonl(text, path)
     else:
         pending = _read_agent_file(text, path, fmt)
+    for item in pending:
+        _set_import_origin(item, path, keep_origin)
 
     result = ImportResult(path, fmt)
     accepted = _accepted_items(store, pending, result.skipped)
@@ -258,6 +267,14 @@ def import_file(store: Store, path: Path, fmt: str | None = None) -> ImportResul
         added.redacted = item.redacted
         (result.added if added.action == "created" else result.merged).append(added)
     return result
+
+
+def _set_import_origin(item: _Pending, path: Path, keep_origin: bool) -> None:
+    extra = item.fields.setdefault("extra", {})
+    stated = extra.get(ORIGIN_KEY)
+    if keep_origin or (stated is not None and trust_of(str(stated)) == UNTRUSTED):
+        return
+    extra[ORIGIN_KEY] = make_origin("import", path.name)
 
 
 def _accepted_items(
@@ -376,6 +393,8 @@ def _record_to_pending(record: dict[str, Any], line: int) -> _Pending:
         raise ValueError("'relations' must be a list of {type, target}")
     known = set(FIELD_ORDER) | {"body", "text", "path"}
     extra = {k: v for k, v in record.items() if k not in known}
+    if extra.get(ORIGIN_KEY) is not None:
+        extra[ORIGIN_KEY] = check_origin(extra[ORIGIN_KEY])  # ValueError names the line
     if extra:
         fields["extra"] = extra
     return _Pending(line, body, fields)

@@ -26,6 +26,7 @@ from memctl.service.memories.derived import (
     memory_catalog,
     rewrite_without,
 )
+from memctl.service.provenance import forget_provenance
 from memctl.service.retrieval.indexing import manifest_name, open_index
 from memctl.store.access import ACCESS_FILENAME, drop_access
 from memctl.store.files import (
@@ -169,6 +170,7 @@ def _carry_out(store: Store, results: list[ForgetResult], rewrite_ids: list[str]
     _remove_files(store, results)
     _purge_index(store, doomed | set(retitled))
     drop_access(store.state_dir, sorted(doomed))
+    forget_provenance(store, sorted(doomed))
     _scrub_archive_log(store, doomed, retitled)
     _scrub_state(store, doomed)
     _remove_locks(store, doomed)

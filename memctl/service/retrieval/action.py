@@ -54,6 +54,8 @@ class ActionItem:
     via: str  # "paths: src/*.py", "commands: make", "symbols: Foo", "match"
     stale: str = ""  # why it is stale; "" when its anchors hold
     relevance: float | None = None
+    memory: Any = field(default=None, repr=False)  # for the quarantine gate; not in the JSON
+    origin: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -145,7 +147,21 @@ def action_recall(stores: Stores, request: ActionRequest) -> ActionResult:
             (stale if item.stale else anchored).append(item)
             taken.add(entry.id)
     matched = _matches(stores, request, paths, taken, project) if request.matches else []
-    return _fit(anchored + matched, stale, request.budget)
+    return _fit(_not_quarantined(stores, anchored + matched), stale, request.budget)
+
+
+def _not_quarantined(stores: Stores, items: list[ActionItem]) -> list[ActionItem]:
+    """Items the quarantine lets through (service.provenance), each with its origin label."""
+    if not items:
+        return items
+    from memctl.service.provenance import gates_for, injectable
+
+    gates = gates_for(dict(stores))
+    kept = []
+    for item, origin in injectable(items, gates):
+        item.origin = origin
+        kept.append(item)
+    return kept
 
 
 def _item(store: Store, label: str, entry: AnchorEntry, via: str, why: str) -> ActionItem | None:
@@ -153,7 +169,9 @@ def _item(store: Store, label: str, entry: AnchorEntry, via: str, why: str) -> A
         memory = read_memory_kept(store.root, entry.relpath, max_file_bytes(store))
     except Exception:  # noqa: BLE001 - a file gone or broken since the table was read
         return None
-    return ActionItem(entry.id, entry.title, entry.type, memory.body, label, via, why)
+    return ActionItem(
+        entry.id, entry.title, entry.type, memory.body, label, via, why, memory=memory
+    )
 
 
 def path_query(paths: tuple[str, ...], text: str) -> str:
@@ -193,7 +211,15 @@ def _matches(
         store_label = getattr(hit, "store", "project")
         out.append(
             ActionItem(
-                hit.id, hit.title, hit.type, hit.body, store_label, "match", "", hit.relevance
+                hit.id,
+                hit.title,
+                hit.type,
+                hit.body,
+                store_label,
+                "match",
+                "",
+                hit.relevance,
+                memory=hit.memory,
             )
         )
         if len(out) >= request.k:
@@ -206,7 +232,7 @@ def _fit(items: list[ActionItem], stale: list[ActionItem], budget: int) -> Actio
     if stale:
         footer = STALE_NOTE + "\n" + "\n".join(f"- {s.title} ({s.id}): {s.stale}" for s in stale)
     block = fit_block(
-        HEADING, [BlockItem(i.id, i.title, i.type, i.body) for i in items], budget, footer
+        HEADING, [BlockItem(i.id, i.title, i.type, i.body, i.origin) for i in items], budget, footer
     )
     kept = [item for item in items if item.id in set(block.shown)]
     markdown = block.markdown

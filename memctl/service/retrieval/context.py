@@ -18,12 +18,14 @@ from memctl.core.context_fit import Part, fit
 from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.federation import interleave_by_rank
+from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
 from memctl.core.text import clip
 from memctl.service.privacy import shares_private, visible
+from memctl.service.provenance import Gate, gate_for
 from memctl.store.files import max_file_bytes, read_memory
 from memctl.store.sessions import read_meta, read_turns
 from memctl.store.task_state import read_task
@@ -126,6 +128,7 @@ class Recalled:
     path: str
     via: list[str]
     store: str | None = None  # "user" for a memory of the user store; None: the one store
+    origin: str = "user"  # where its words came from (service.provenance)
 
 
 def relevant_memories(
@@ -145,17 +148,18 @@ def relevant_memories(
     from memctl.service.retrieval.recall import recall, start_query_embedding
 
     found: dict[str, Recalled] = {}
+    gate = gate_for(store)
 
     def offer(memory: Memory | None, path: str, origin: str) -> bool:
         if memory is None or (session_id and memory.extra.get("session_id") == session_id):
             return False  # the session's own episodes are already in its summary
-        if not visible(memory, include_private):
-            return False
+        if not visible(memory, include_private) or gate.quarantined(memory):
+            return False  # quarantined: waits for `memctl review`, never injected
         if memory.id in found:
             if origin not in found[memory.id].via:
                 found[memory.id].via.append(origin)
         else:
-            found[memory.id] = Recalled(memory, path, [origin])
+            found[memory.id] = Recalled(memory, path, [origin], origin=gate.origin(memory))
         return True
 
     if query and _has_index(store):
@@ -229,12 +233,14 @@ def confident_facts(
     store: Store, min_confidence: float, limit: int, include_private: bool = False
 ) -> list[Memory]:
     facts = []
+    gate = gate_for(store)
     for row in _index_rows(store, FACT_TYPES, include_private):
         memory = _read(store, row["path"])
         if (
             memory is not None
             and visible(memory, include_private)
             and memory.confidence >= min_confidence
+            and not gate.quarantined(memory)
         ):
             facts.append(memory)
     facts.sort(key=lambda m: (-m.confidence, -m.importance, m.id))
@@ -243,18 +249,18 @@ def confident_facts(
 
 def minimal_task(task: TaskState) -> str:
     """The goal and the step in progress: what survives the tightest budget."""
-    lines = [f"**Goal:** {task.goal}"]
+    lines = [f"**Goal:** {neutralise(task.goal)}"]
     for number, step in enumerate(task.steps, start=1):
         if step.status == "in_progress":
-            lines.append(f"**Now:** step {number}. {clip(step.text, 200)}")
+            lines.append(f"**Now:** step {number}. {neutralise(clip(step.text, 200))}")
     return "\n".join(lines)
 
 
 def _task_parts(task: TaskState) -> list[Part]:
     levels = [
-        render_task(task),
-        render_task(task, result_chars=80, notes=False),
-        render_task(task, result_chars=0, notes=False, collapse_done=True),
+        neutralise(render_task(task)),
+        neutralise(render_task(task, result_chars=80, notes=False)),
+        neutralise(render_task(task, result_chars=0, notes=False, collapse_done=True)),
         minimal_task(task),
     ]
     return [Part("task", levels, value=90, kind="task detail", key="task")]
@@ -262,6 +268,7 @@ def _task_parts(task: TaskState) -> list[Part]:
 
 def _session_parts(summary: str, shown) -> list[Part]:
     parts = []
+    summary = neutralise(summary)
     if summary.strip():
         clipped = clip(summary, max(200, len(summary) // 2))
         parts.append(
@@ -277,11 +284,8 @@ def _session_parts(summary: str, shown) -> list[Part]:
     for i, turn in enumerate(shown):
         label = ROLE_LABELS.get(turn.role, turn.role)
         value = 40 + 25 * (i / max(1, len(shown) - 1))
-        levels = [
-            f"**{label}:** {clip(turn.content, 600)}",
-            f"**{label}:** {clip(turn.content, 200)}",
-            "",
-        ]
+        content = neutralise(turn.content)
+        levels = [f"**{label}:** {clip(content, 600)}", f"**{label}:** {clip(content, 200)}", ""]
         parts.append(Part("session", levels, value, "turn", group="Recent turns", key=f"turn:{i}"))
     return parts
 
@@ -291,11 +295,11 @@ def _memory_part(rank: int, item: Recalled) -> Part:
     when = _day(memory)
     mine = ", user store" if item.store == "user" else ""
     about = (
-        f"({memory.type}{', ' + when if when else ''}, id {memory.id}, "
+        f"({memory.type}, id {memory.id}, {note_label(item.origin, when)}, "
         f"via {', '.join(origins)}{mine})"
     )
-    title = memory.display_title
-    body = flatten_body(memory.body)
+    title = neutralise(memory.display_title)
+    body = flatten_body(neutralise(memory.body))
     if body.startswith(title.rstrip("…").rstrip()):
         # A memory without its own title: its text is the headline.
         levels = [f"- {clip(body, 700)} {about}", f"- {clip(body, 160)} {about}", ""]
@@ -309,10 +313,11 @@ def _memory_part(rank: int, item: Recalled) -> Part:
     return Part("memories", levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
 
 
-def _fact_part(rank: int, memory: Memory, store: str | None = None) -> Part:
-    text = flatten_body(memory.body) or memory.display_title
+def _fact_part(rank: int, memory: Memory, gate: Gate, store: str | None = None) -> Part:
+    text = flatten_body(neutralise(memory.body)) or neutralise(memory.display_title)
     mine = ", user store" if store == "user" else ""
-    line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g}{mine})"
+    label = note_label(gate.origin(memory), _day(memory))
+    line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g}, {label}{mine})"
     return Part("facts", [line, ""], 35 - rank * 0.1, "preference or fact", key=f"fact:{memory.id}")
 
 
@@ -389,8 +394,16 @@ def _build_context(
     if meta is not None:
         parts += _session_parts(meta.summary, shown_turns)
     parts += [_memory_part(rank, item) for rank, item in enumerate(memories)]
+    gates = {"project": gate_for(store)}
+    if user_store is not None:
+        gates["user"] = gate_for(user_store)
     parts += [
-        _fact_part(rank, memory, "user" if memory.id in user_facts else None)
+        _fact_part(
+            rank,
+            memory,
+            gates["user" if memory.id in user_facts else "project"],
+            "user" if memory.id in user_facts else None,
+        )
         for rank, memory in enumerate(facts)
     ]
     sections = [
@@ -400,9 +413,12 @@ def _build_context(
         ("facts", "Preferences and profile"),
     ]
     shares = plain(settings.split)
+    # Why the fence's tokens first: the block the agent gets is fenced, and must fit the budget.
+    inner = max(1, budget - count_tokens(fence("")) - 2)  # 2: the note names `budget` below
     fitted = fit(
-        TITLE, sections, parts, budget, shares, count_tokens, empty_text="_Nothing to recall yet._"
+        TITLE, sections, parts, inner, shares, count_tokens, empty_text="_Nothing to recall yet._"
     )
+    fenced = fence(fitted.text.replace(f"_To fit {inner} tokens:", f"_To fit {budget} tokens:"))
 
     level = {part.key: part for part in parts}
 
@@ -411,8 +427,8 @@ def _build_context(
         return "left out" if not part.text else ("full" if part.level == 0 else "short")
 
     result = ContextResult(
-        fitted.text,
-        fitted.tokens,
+        fenced,
+        count_tokens(fenced),
         budget,
         tokenizer_name(),
         used_query,
