@@ -214,3 +214,14 @@ def test_user_store_memories_stay_with_their_project(project, user_store, fake_e
     assert bound["aaaaaaaaaaaa"] == "github.com/acme/blog"
     assert bound[json.loads(pref.stdout)["id"]] == "shared"
     assert bound[json.loads(added.stdout)["id"]] == "this project"
+
+
+def test_extraction_anchors_what_it_writes(project):
+    conversation = (
+        "user: We decided that ResourceLoader must be reloaded after every bundle edit.\n"
+    )
+    result = invoke("extract", "-", "--no-llm", "--json", input=conversation)
+    assert result.exit_code == 0, result.output
+    outcome = json.loads(result.stdout)
+    written = [o for o in outcome["applied"] if o.get("anchors")]
+    assert written and written[0]["anchors"] == {"symbols": ["ResourceLoader"]}

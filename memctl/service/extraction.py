@@ -381,6 +381,12 @@ def _target_exists(store: Store, memory_id: str) -> None:
     get_memory(store, memory_id)  # raises MemoryNotFound / InvalidMemoryFile
 
 
+def _proposed(extra: dict[str, Any]) -> dict[str, Any]:
+    """The anchors a written memory carries, for the report of what extraction did."""
+    found = {key: extra[key] for key in ("paths", "symbols", "commands", "apply") if key in extra}
+    return {"anchors": found} if found else {}
+
+
 def _anchored(project: Store, item: PlanItem, extra: dict[str, Any], to_user: bool) -> dict:
     """Anchors the item's text names in the project's code (new memories only), and the
     project it came from when the user store receives it (core/anchors, service/anchoring)."""
@@ -449,6 +455,7 @@ def apply_plan(
                 "id": result.merged_into or result.memory.id,
                 "path": str(result.path),
                 **({"store": label} if label else {}),
+                **_proposed(result.memory.extra),
             }
         )
     return outcomes
