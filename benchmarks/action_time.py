@@ -7,8 +7,9 @@ benchmarks.project_tasks scores what the prompt hook shows for a task's prompt. 
 also gets the session-start context and, with issue 31, the memories anchored to each file it is
 about to touch. Here each task is one session: SessionStart (with the `apply: always` rules),
 then the prompt, then one Edit tool call per file the task's commit touched (the PreToolUse
-hook). The three channels are scored as one union by benchmarks.project_tasks (its `extra`
-channels), so essential recall, precision and tokens count everything the agent was shown.
+hook). The three channels are scored as one union by benchmarks.project_tasks (its
+`session+hook` system, with this session's channels plugged in through its `hook_injection`), so
+essential recall, precision and tokens count everything the agent was shown.
 
 Anchors are not written by hand: each memory's anchors come from memctl's own proposal code
 (core.anchor_proposals) run on the memory's text against the repository's tree at the commit its
@@ -125,7 +126,6 @@ class Sessions:
         self.args = args
         self.data = data
         self.mirrors = mirrors
-        self.extra: dict[str, dict[str, list[str]]] = {}
         self.report: dict = {"channels": {}, "anchors": {}, "action_ms": []}
         self.project_stores: dict[str, Store] = {}
         self.user_store: Store | None = None
@@ -185,10 +185,9 @@ class Sessions:
         self._run_sessions()
         return stores
 
-    def hook_injection(self, store: Store, task: dict) -> tuple[list[str], str]:
-        """The prompt hook as the session runs it (in the shared layout: the project's store
-        with the user store beside it)."""
-        return self.channels_of(task)["prompt"], self.blocks[task["id"]]
+    def hook_injection(self, store: Store, task: dict, events: tuple[str, ...]) -> dict:
+        """The session as it ran (see _run_sessions): each channel's ids and Markdown."""
+        return self.sessions[task["id"]]
 
     # -- the sessions -------------------------------------------------------------------------
 
@@ -211,11 +210,8 @@ class Sessions:
         def code_tree(store: Store, persist: bool = True):
             return by_root[anchoring.project_of(store)[0]]
 
-        anchoring.code_tree = code_tree  # type: ignore[assignment]
-        action.code_tree = code_tree  # type: ignore[assignment]
-
-    def channels_of(self, task: dict) -> dict[str, list[str]]:
-        return self.sessions[task["id"]]
+        anchoring.code_tree = code_tree
+        action.code_tree = code_tree
 
     def _run_sessions(self) -> None:
         from memctl.agents.claude_code import HookPayload
@@ -224,9 +220,8 @@ class Sessions:
         from memctl.service.retrieval.action import ActionRequest, action_recall
         from memctl.store.hook_state import load_session_state
 
-        self.sessions: dict[str, dict[str, list[str]]] = {}
-        self.blocks: dict[str, str] = {}
-        tokens = {"session_start": 0, "prompt": 0, "action": 0}
+        self.sessions: dict[str, dict[str, tuple[list[str], str]]] = {}
+        tokens = {"session": 0, "prompt": 0, "action": 0}
         tasks = self.data.tasks_of(self.args.split)
         for task in tasks:
             store = self.project_stores[task["project"]]
@@ -236,7 +231,7 @@ class Sessions:
             def payload(event: str, session: str = session, **fields) -> HookPayload:
                 return HookPayload(event=event, session_id=session, **fields)
 
-            start = session_start_context(store, payload("SessionStart"), user)
+            start = session_start_context(store, payload("SessionStart", source="startup"), user)
             started = list(load_session_state(store, session).get("shown") or [])
             prompt = prompt_context(store, payload("UserPromptSubmit", prompt=task["prompt"]), user)
             shown = list(load_session_state(store, session).get("shown") or [])
@@ -244,6 +239,7 @@ class Sessions:
             settings = store.settings.hooks
             stores = [("project", store)] + ([("user", user)] if user is not None else [])
             acted: list[str] = []
+            acted_blocks: list[str] = []
             for path in task["touched"]:
                 began = time.perf_counter()
                 result = action_recall(
@@ -263,13 +259,16 @@ class Sessions:
                     for i in result.items
                 )
                 tokens["action"] += result.tokens
-            tokens["session_start"] += estimate_tokens(start)
+                acted_blocks.append(result.markdown)
+            tokens["session"] += estimate_tokens(start)
             tokens["prompt"] += estimate_tokens(prompt)
-            self.sessions[task["id"]] = {"prompt": prompted}
-            self.blocks[task["id"]] = prompt
-            self.extra[task["id"]] = {"session_start": started, "action": acted}
+            self.sessions[task["id"]] = {
+                "session": (started, start),
+                "prompt": (prompted, prompt),
+                "action": (acted, "".join(acted_blocks)),
+            }
             self.report.setdefault("details", []).append(
-                {"task": task["id"], "session_start": started, "prompt": prompted}
+                {"task": task["id"], "session": started, "prompt": prompted}
             )
         count = max(1, len(tasks))
         self.report["channels"] = {
@@ -278,22 +277,23 @@ class Sessions:
 
 
 ORIGINAL_BUILD = tasks_run.build_stores
+ORIGINAL_HOOK = tasks_run.hook_injection
 
 
 def channel_shares(sessions: Sessions, data: Dataset) -> dict:
     """Per channel, over the split's tasks: the essential needs it met first, and its ids."""
     from benchmarks.project_tasks.metrics import Labels
 
-    met = {"session_start": 0, "prompt": 0, "action": 0}
+    met = {"session": 0, "prompt": 0, "action": 0}
     needs_total = 0
-    shown = {"session_start": 0, "prompt": 0, "action": 0}
-    relevant = {"session_start": 0, "prompt": 0, "action": 0}
+    shown = {"session": 0, "prompt": 0, "action": 0}
+    relevant = {"session": 0, "prompt": 0, "action": 0}
     for task in data.tasks_of(sessions.args.split):
         labels = Labels.from_task(task)
         wanted = set(labels.needs.values())
         needs_total += len(wanted)
-        channels = {**sessions.extra[task["id"]], "prompt": sessions.sessions[task["id"]]["prompt"]}
-        for name in ("session_start", "prompt", "action"):
+        channels = {name: ids for name, (ids, _) in sessions.sessions[task["id"]].items()}
+        for name in ("session", "prompt", "action"):
             ids = channels[name]
             shown[name] += len(ids)
             relevant[name] += sum(1 for i in ids if labels.grades.get(i, 0) > 0)
@@ -323,18 +323,19 @@ def main(argv: list[str] | None = None) -> int:
     add_override_option(parser, "--set hooks.action_k=0")
     args = parser.parse_args(argv)
     read_overrides(parser, args)
-    args.systems = ("hook",)
+    args.systems = ("session+hook",)
     details_path, args.details = args.details, None
     from benchmarks.project_tasks.data_files import load
 
     data = load()
     sessions = Sessions(args, data, args.mirrors)
-    tasks_run.build_stores = sessions.build_stores  # type: ignore[assignment]
-    tasks_run.hook_injection = sessions.hook_injection  # type: ignore[assignment]
+    tasks_run.build_stores = sessions.build_stores
+    tasks_run.hook_injection = sessions.hook_injection
     try:
-        result = tasks_run.run(args, sessions.extra)
+        result = tasks_run.run(args)
     finally:
-        tasks_run.build_stores = ORIGINAL_BUILD  # type: ignore[assignment]
+        tasks_run.build_stores = ORIGINAL_BUILD
+        tasks_run.hook_injection = ORIGINAL_HOOK
     ms = sorted(sessions.report["action_ms"])
     result["benchmark"] = "action_time"
     result["anchors"] = sessions.report["anchors"]

@@ -167,6 +167,21 @@ class _Always:
     store: str
 
 
+def one_fence(*blocks: str) -> str:
+    """Fenced blocks joined into one fence (core.fence: one notes block per injection)."""
+    from memctl.core.fence import CLOSE, OPEN, PREAMBLE, fence, is_fenced
+
+    bodies = []
+    for block in blocks:
+        if not block.strip():
+            continue
+        if is_fenced(block):
+            block = block.strip().removeprefix(OPEN).removesuffix(CLOSE).strip("\n")
+            block = block.removeprefix(PREAMBLE).strip("\n")
+        bodies.append(block)
+    return fence("\n\n".join(bodies)) if bodies else ""
+
+
 def not_automatic(store: Store, user_store: Store | None) -> set[str]:
     """Ids the prompt hook must not inject: `apply: manual`, and other projects' memories."""
     from memctl.service.anchoring import project_of

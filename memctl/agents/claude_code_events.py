@@ -67,7 +67,7 @@ def session_start_context(
     store: Store, payload: HookPayload, user_store: Store | None = None
 ) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
-    from memctl.agents.action_events import always_block, record
+    from memctl.agents.action_events import always_block, one_fence, record
 
     budget = store.settings.hooks.session_start_budget
     rules, rule_ids = always_block(
@@ -77,7 +77,7 @@ def session_start_context(
         store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
     )
     shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
-    markdown = "\n".join(part for part in (rules, markdown) if part)
+    markdown = one_fence(rules, markdown)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     remember_shown(store, payload.session_id, shown, reset=True)
     record(store, payload, shown, markdown)
