@@ -162,3 +162,12 @@ def test_only_preferences_that_name_no_project_stay_shared(memory_type, text, sh
     from memctl.service.anchoring import stays_shared
 
     assert stays_shared(memory_type, text, ("preference", "profile")) is shared
+
+
+def test_a_long_memory_does_not_repeat_its_opening_words_in_a_block():
+    from memctl.core.hook_blocks import BlockItem, memory_line
+    from memctl.core.memory import first_line
+
+    body = "Before opening a PR, verify: [ ] Changeset created if user-facing (file in `.changeset/` with correct type)"
+    line = memory_line(BlockItem("m1", first_line(body), "procedural", body))
+    assert line.count("Before opening a PR") == 1 and "correct type" in line

@@ -57,8 +57,10 @@ def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     one line and cut at `max_chars`."""
     body = " ".join(neutralise(item.body).split())
     title = " ".join(neutralise(item.title).split())
-    if body.startswith(title.rstrip("…")):
-        body = body[len(title.rstrip("…")) :].lstrip(" .:-—")
+    # Why "." too: neutralise (NFKC) turns a cut title's "…" into "...".
+    stem = title.rstrip("….")
+    if stem and body.startswith(stem):
+        body = body[len(stem) :].lstrip(" .:-—")
     label = f"; {note_label(item.origin, item.date)}" if item.origin else ""
     line = f"- **{title}** ({item.type}, {item.id}{label})"
     if body:
