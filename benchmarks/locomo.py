@@ -27,6 +27,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.halves import LOCOMO_DEV, add_half_option, leading
 from benchmarks.locomo_data import Conversation, load_conversations, two_part
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
 from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
@@ -305,6 +306,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="ask pairs of one-fact questions from different sessions as one query",
     )
     parser.add_argument("--conversations", type=int, default=None, help="first N conversations")
+    add_half_option(parser)
     parser.add_argument(
         "--k", type=int, nargs="+", default=[5, 10], help="cut-offs to score (default 5 10)"
     )
@@ -344,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     conversations = load_conversations(args.data)
     limit = 1 if args.quick else args.conversations
-    selected = conversations[:limit] if limit else conversations
+    selected = leading(conversations, LOCOMO_DEV, args.half)
+    selected = selected[:limit] if limit else selected
     if args.one_speaker:
         selected = [one_speaker(conv) for conv in selected]
     if args.two_part:

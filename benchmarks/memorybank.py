@@ -26,6 +26,7 @@ from pathlib import Path
 from rich import box
 from rich.table import Table
 
+from benchmarks.halves import MEMORYBANK_DEV, add_half_option, leading
 from benchmarks.locomo import (
     _dia_id,
     _stdout_console,
@@ -229,6 +230,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="ask without --as-of (dates resolve against today): what the time bonus adds",
     )
     parser.add_argument("--users", type=int, default=None, help="first N users of each language")
+    add_half_option(parser)
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument(
@@ -261,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     try:
         for lang in languages:
-            users = load_users(lang, args.data_dir)[:limit]
+            users = leading(load_users(lang, args.data_dir), MEMORYBANK_DEV, args.half)[:limit]
             results[lang] = run_language(users, workdir, args, details)
     finally:
         if temp is not None:

@@ -21,6 +21,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.halves import add_half_option, alternating
 from benchmarks.locomo import add_override_option, read_overrides
 from benchmarks.machine import machine_info, peak_rss_mb
 from benchmarks.scoring import MODES
@@ -119,6 +120,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--modes", nargs="+", choices=MODES, default=list(MODES), help="retrieval modes to run"
     )
+    add_half_option(parser)
     add_override_option(parser, "--set embedding.model=multilingual")
     args = parser.parse_args(argv)
     read_overrides(parser, args)
@@ -135,13 +137,14 @@ def main(argv: list[str] | None = None) -> int:
         from memctl.service.retrieval.embedding import index_model
 
         model = index_model(store).id
-        scores, details = evaluate(store, data["queries"], args.modes)
+        scores, details = evaluate(store, alternating(data["queries"], args.half), args.modes)
     result = {
         "benchmark": "multilingual",
         "data": args.data.name,
         "model": model,
         "memories": len(data["memories"]),
-        "queries": len(data["queries"]),
+        "half": args.half,
+        "queries": len(alternating(data["queries"], args.half)),
         "overrides": args.overrides,
         "scores": scores,
         "timing": timing,

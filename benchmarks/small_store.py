@@ -24,6 +24,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.halves import add_half_option, alternating
 from benchmarks.locomo import add_override_option, read_overrides
 from benchmarks.machine import machine_info
 from benchmarks.small_store_data import NOTES, QUERIES, Note, Query
@@ -91,14 +92,16 @@ def score_query(query: Query, ranked: list[str]) -> dict:
     }
 
 
-def evaluate(store: Store, modes: tuple[str, ...], details: list | None) -> dict:
+def evaluate(
+    store: Store, modes: tuple[str, ...], details: list | None, queries: list[Query] | None = None
+) -> dict:
     from memctl import service
 
     per_mode: dict[str, dict[str, list]] = {}
     latencies: dict[str, list[float]] = defaultdict(list)
     for mode in modes:
         rows: dict[str, list] = defaultdict(list)
-        for query in QUERIES:
+        for query in QUERIES if queries is None else queries:
             start = time.perf_counter()
             hits = service.recall(
                 store, query.text, k=DEPTH, mode=mode, sync=False, as_of=query.as_of
@@ -177,6 +180,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--details", type=Path, default=None, help="per-query rankings")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the store here")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    add_half_option(parser)
     add_override_option(parser, "--set recall.min_relevance=0")
     args = parser.parse_args(argv)
     read_overrides(parser, args)
@@ -193,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         temp = tempfile.TemporaryDirectory(prefix="memctl-small-")
         workdir = Path(temp.name)
     details: list | None = [] if args.details else None
+    asked = alternating(QUERIES, args.half)
     try:
         store = build_store(workdir / "fernway")
         if args.overrides:
@@ -200,16 +205,17 @@ def main(argv: list[str] | None = None) -> int:
 
             store = with_overrides(store, args.overrides)
             service.sync_index(store)  # Why: an embedding.model override re-embeds the store
-        evaluated = evaluate(store, args.modes, details)
+        evaluated = evaluate(store, args.modes, details, asked)
     finally:
         if temp is not None:
             temp.cleanup()
     result = {
         "benchmark": "small_store",
         "memories": len(NOTES),
-        "queries": len(QUERIES),
-        "no_answer_queries": sum(1 for q in QUERIES if not q.gold),
-        "kinds": dict(Counter(q.kind for q in QUERIES if q.gold)),
+        "half": args.half,
+        "queries": len(asked),
+        "no_answer_queries": sum(1 for q in asked if not q.gold),
+        "kinds": dict(Counter(q.kind for q in asked if q.gold)),
         **evaluated,
         "overrides": args.overrides,
         "total_s": round(time.perf_counter() - started, 2),

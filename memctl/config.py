@@ -63,14 +63,12 @@ class RecallSettings:
     k: int = setting(5, at_least=1)
     # Weighted sum of each side's scores, shifted so its weakest candidate is 0 and divided by
     # their standard deviation; "adaptive" scales each side's weight by its evidence for the
-    # query (see coverage_exponent, peak_gain), fully in a small store and less as it grows
+    # query (see coverage_chance, peak_gain), fully in a small store and less as it grows
     # (prior_half_size); "zscore" keeps the weights fixed; "score" divides by the range
     # (min-max) instead; "rrf": reciprocal rank fusion of the ranks.
     fusion: str = setting("adaptive", choices=("adaptive", "zscore", "score", "rrf"))
     bm25_weight: float = setting(0.6, at_least=0)
     vector_weight: float = setting(0.4, at_least=0)
-    # adaptive: BM25's weight times (weighted share of the query its best match holds) ** this
-    coverage_exponent: float = setting(1.0, at_least=0)
     # adaptive: a best match holding no more than this share of the query gives BM25 no say
     # (a word or two any text shares with the query); shares above it are rescaled to 0-1
     coverage_chance: float = fraction(0.15)
@@ -109,17 +107,14 @@ class RecallSettings:
     # Share of a candidate's score passed to the memories written 1 and 2 steps before and
     # after it in the same session (front matter session_id); [] turns it off.
     neighbour_weights: tuple[float, ...] = setting((0.4, 0.1), at_least=0)
-    # Second hop, when the best hit lacks some of the query's words: the best hits' rare words
-    # are searched for, and a memory holding them gains up to this share of the score of the
-    # hit it shares them with (core.second_hop). 0 turns it off.
-    second_hop: float = setting(0.15, at_least=0, at_most=1)
-    # Set cover: after the best hit, a memory holding query words the hits above it lack ranks
-    # as if its score were 1 + this x their weighted share higher. 0 keeps the score order.
-    cover_gain: float = setting(3.0, at_least=0)
     # Bounded additive bonus for fresh memories: a share (at most 0.5) of one retriever's
     # top-rank score, halving every half-life. 0 turns it off; it never multiplies relevance.
     recency_bonus: float = setting(0.0, at_least=0, at_most=0.5)
     recency_half_life_days: float = setting(30.0, above=0)
+    # Which memories the conversation stages (session neighbours, speaker, length prior) apply
+    # to: "auto" those written in a session (session_id), "conversation" every memory, "notes"
+    # none. docs/recall-pipeline.md lists the stages.
+    profile: str = setting("auto", choices=("auto", "notes", "conversation"))
 
 
 @dataclass(frozen=True)

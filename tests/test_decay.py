@@ -36,6 +36,11 @@ def by_id(decisions):
     return {d.id: d for d in decisions}
 
 
+def in_use(*items: DecayInput) -> list[DecayInput]:
+    """These memories in a store that was in use until NOW (another memory recalled then)."""
+    return [*items, memory("in-use", age=1, importance=1.0, access_count=1, last_access=NOW)]
+
+
 def test_decay_score_follows_the_hybrid_formula():
     # 0.4 * 45/90 + 0.35 * (1 - 0.2) + 0.25 * (1 - 0.5)
     assert decay_score(45, 0.2, 0.5) == pytest.approx(0.2 + 0.28 + 0.125)
@@ -90,7 +95,8 @@ def test_defaults_from_config_match_the_seed_model():
 
 
 def test_old_unimportant_cold_memory_is_archived_for_its_score():
-    decision = plan_decay([memory("old", age=200, importance=0.1)], NOW, DEFAULTS["decay"])[0]
+    plan = plan_decay(in_use(memory("old", age=200, importance=0.1)), NOW, DEFAULTS["decay"])
+    decision = by_id(plan)["old"]
     assert decision.action == "archive" and decision.reason == "score"
     assert decision.score >= 0.6
 
@@ -112,14 +118,14 @@ def test_important_or_hot_memories_are_kept():
 
 def test_threshold_comes_from_config():
     item = memory("mid", age=60, importance=0.4)
-    strict = plan_decay([item], NOW, {**DEFAULTS["decay"], "threshold": 0.95})
-    lax = plan_decay([item], NOW, {**DEFAULTS["decay"], "threshold": 0.3})
-    assert strict[0].action == "keep" and lax[0].action == "archive"
+    strict = by_id(plan_decay(in_use(item), NOW, {**DEFAULTS["decay"], "threshold": 0.95}))
+    lax = by_id(plan_decay(in_use(item), NOW, {**DEFAULTS["decay"], "threshold": 0.3}))
+    assert strict["mid"].action == "keep" and lax["mid"].action == "archive"
 
 
 def test_pinned_never_decays():
     item = memory("pin", age=900, importance=0.0, pinned=True, expires=days_ago(100))
-    decision = plan_decay([item], NOW, {**DEFAULTS["decay"], "max_memories": 0})[0]
+    decision = by_id(plan_decay(in_use(item), NOW, {**DEFAULTS["decay"], "max_memories": 0}))["pin"]
     assert decision.action == "keep" and decision.reason == "pinned"
     assert decision.score == pytest.approx(1.0)
 
@@ -185,7 +191,7 @@ def test_plan_is_deterministic_and_most_forgettable_first():
 
 
 def test_decision_carries_the_table_columns():
-    decision = plan_decay([memory("x", age=40, importance=0.3)], NOW, DEFAULTS["decay"])[0]
+    decision = by_id(plan_decay(in_use(memory("x", age=40, importance=0.3)), NOW))["x"]
     row = decision.to_dict()
     assert set(row) == {
         "id",
@@ -215,3 +221,36 @@ def test_decision_carries_the_table_columns():
 def test_bad_config_values_name_their_key(section, key):
     with pytest.raises(UsageError, match=key.replace(".", r"\.")):
         plan_decay([memory("x", age=40)], NOW, {**DEFAULTS["decay"], **section})
+
+
+def test_a_store_left_alone_does_not_forget_by_the_calendar():
+    """13 memories of the last month, none recalled: a year later nothing more is forgettable
+    than on the day the store was last used."""
+    items = [memory(f"m{i:02d}", age=i * 2, importance=0.5) for i in range(13)]
+    today = by_id(plan_decay(items, NOW, DEFAULTS["decay"]))
+    a_year_later = by_id(plan_decay(items, NOW + timedelta(days=365), DEFAULTS["decay"]))
+    assert [d.action for d in a_year_later.values()] == [d.action for d in today.values()]
+    assert sum(d.action == "archive" for d in a_year_later.values()) < 13 // 2
+
+
+def test_notes_imported_today_with_old_dates_are_new_here():
+    """1,000 notes dated 2023, written into the store today, never recalled: none is stale."""
+    entered = NOW - timedelta(hours=1)
+    items = [
+        DecayInput(
+            id=f"n{i:04d}",
+            title="",
+            type="semantic",
+            created=datetime(2023, 1, 1, tzinfo=timezone.utc) + timedelta(hours=8 * i),
+            importance=0.5,
+            entered=entered,
+        )
+        for i in range(1000)
+    ]
+    decisions = plan_decay(items, NOW, DEFAULTS["decay"])
+    assert {d.reason for d in decisions} == {"min_age"}
+
+
+def test_the_store_in_use_still_forgets_what_it_never_recalls():
+    stale = memory("stale", age=120, importance=0.5)
+    assert by_id(plan_decay(in_use(stale), NOW, DEFAULTS["decay"]))["stale"].action == "archive"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from datetime import datetime, timedelta, timezone
 
@@ -89,6 +90,11 @@ def project(store, write_file, monkeypatch):
     loose = write_file("semantic/hand-written.md", "Kites fly best in steady onshore wind.\n")
     stamp = datetime.fromisoformat(days_before(500).replace("Z", "+00:00")).timestamp()
     os.utime(loose, (stamp, stamp))  # no `created`: its age comes from the file's mtime
+    for path in store.root.rglob("*.md"):  # each file has been in the store since its `created`
+        created = re.search(r"^created: (\S+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+        if created:
+            moment = datetime.fromisoformat(created.group(1).replace("Z", "+00:00")).timestamp()
+            os.utime(path, (moment, moment))
     service.sync_index(store)
     return store
 

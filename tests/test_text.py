@@ -11,7 +11,8 @@ from memctl.core.text import clip, parse_utc_timestamp, utc_timestamp
 def test_clip_flattens_and_marks_a_cut():
     assert clip("short  text\nhere", 50) == "short text here"
     clipped = clip("one two three four five six", 12)
-    assert clipped == "one two thr…" and len(clipped) == 12
+    assert clipped == "one two…"  # between words, never "one two thr…"
+    assert clip("onetwothreefourfive", 12) == "onetwothree…"  # one long word: cut it
 
 
 def test_clip_keeping_lines_cuts_at_a_line_end_with_its_marker():

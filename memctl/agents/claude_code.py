@@ -276,6 +276,48 @@ def hooks_status(settings_path: Path) -> HooksStatus:
     return status
 
 
+# --- a dry call of an installed hook --------------------------------------------------------
+
+# Set for a dry call: `memctl hook claude-code EVENT` exits 0 at once, having done nothing.
+CHECK_ENV = "MEMCTL_HOOK_CHECK"
+
+
+@dataclass(frozen=True)
+class DryCall:
+    exit_code: int | None  # None: it did not finish in time
+    problem: str = ""  # "" when it ran
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def dry_call(command: str, timeout: float, env: dict[str, str]) -> DryCall:
+    """Run an installed hook's command through the shell, as Claude Code does, told to exit at
+    once: proves the command is found and memctl starts (a bare `memctl` not on PATH: 127)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["/bin/sh", "-c", command],
+            env={**env, CHECK_ENV: "1", "MEMCTL_NO_SERVER": "1"},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return DryCall(None, f"no answer within {timeout:g} s")
+    except OSError as exc:
+        return DryCall(None, f"cannot run /bin/sh: {exc.strerror or exc}")
+    if done.returncode == 0:
+        return DryCall(0)
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    reason = {127: "command not found", 126: "not executable"}.get(done.returncode, "failed")
+    detail = f": {said[-1][:200]}" if said else ""
+    return DryCall(done.returncode, f"exit {done.returncode} ({reason}){detail}")
+
+
 # --- hook input and output ------------------------------------------------------------------
 
 

@@ -97,15 +97,19 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     settings = store.settings.hooks
     if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
         return ""
-    from memctl.service.retrieval.federated import federated_recall
+    from memctl.service.retrieval.use_case import PROMPT, RecallRequest, recall
 
     k = settings.prompt_k
-    query = payload.prompt.strip()[:2000]
-    floor = settings.prompt_min_relevance
     stores = [("project", store)] + ([("user", user_store)] if user_store is not None else [])
-    hits = federated_recall(
-        stores, query, k=k * 3, include_private=shares_private(store), min_relevance=floor
+    request = RecallRequest(
+        store=store,
+        query=payload.prompt.strip()[:2000],
+        k=k * 3,
+        include_private=shares_private(store),
+        stores=stores,
+        purpose=PROMPT,
     )
+    hits = recall(request).hits
     from memctl.agents.action_events import not_automatic, record
 
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())

@@ -64,10 +64,11 @@ def build_app(modules: list[str] | None = None) -> typer.Typer:
 
     import typer
 
-    from memctl.cli import plain_params
+    from memctl.cli import help_labels, plain_params
     from memctl.cli.state import main_options
 
     plain_params.install()
+    help_labels.install()
 
     app = typer.Typer(
         name="memctl",
@@ -108,6 +109,21 @@ SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
 
 
 def main() -> None:
+    """The `memctl` command. Ctrl-C (SIGINT) ends any command with one line and exit 130, not
+    a traceback (unless MEMCTL_DEBUG is set)."""
+    try:
+        _main()
+    except KeyboardInterrupt:
+        import os
+
+        if os.environ.get("MEMCTL_DEBUG"):
+            raise
+        sys.stderr.write("\nInterrupted.\n")
+        sys.exit(130)
+
+
+def _main() -> None:
+    _refuse_undecodable_arguments(sys.argv[1:])
     if sys.argv[1:] == ["--version"]:  # Why first: nothing else to load for it
         from memctl.cli.version import version_line
 
@@ -139,6 +155,22 @@ def main() -> None:
 
         sys.exit(unexpected_error(error, "--json" in sys.argv[1:]))
     _quick_exit(code)
+
+
+def _refuse_undecodable_arguments(args: list[str]) -> None:
+    """An argument that is not UTF-8 (a Latin-1 byte) reaches Python as a lone surrogate and
+    would crash whatever encodes it later: refuse it here, naming it, for every command."""
+    from memctl.core.input_limits import invalid_utf8
+
+    for number, arg in enumerate(args, start=1):
+        bad = invalid_utf8(arg)
+        if bad:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            sys.stderr.write(
+                f"Error: argument {number} ({shown[:60]}) is not valid UTF-8 ({bad}); "
+                "convert it to UTF-8 first.\n"
+            )
+            sys.exit(1)
 
 
 def _print_help(name: str | None) -> None:

@@ -2,6 +2,15 @@
 
 Pure: plain values in, decisions out. The seeds' hybrid model scores how forgettable a memory is:
 0.4 x age (capped at the horizon) + 0.35 x (1 - importance) + 0.25 x (1 - hotness).
+
+Time counts only while a memory could have been recalled. Its age and coldness run from when
+it came into this store (`entered`, its file's time, when later than its `created`) up to the
+store's latest activity (its latest recall, or its newest memory), not up to the calendar
+date. Why: a memory is forgettable when the store was used and it was not. 1,000 notes
+imported today with their own dates from 2023 have had no chance to be recalled yet, so none
+"would be archived now"; a store left alone for a year gave no memory a chance either, so
+coming back to it must not find everything archived. Expiry (`expires`) is a date the user
+chose and is checked against the real date.
 """
 
 from __future__ import annotations
@@ -35,6 +44,20 @@ class DecayInput:
     expires: datetime | None = None
     access_count: int = 0
     last_access: datetime | None = None
+    entered: datetime | None = None  # when this store got it (its file's time); None: `created`
+
+    @property
+    def since(self) -> datetime | None:
+        """Where its age starts: when it came into this store, never before its `created`."""
+        known = [t for t in (self.created, self.entered) if t is not None]
+        return max(known) if known else None
+
+
+def store_clock(items: list[DecayInput], now: datetime) -> datetime:
+    """The store's latest activity (a recall, or the newest memory's arrival), at most `now`:
+    the time up to which ages and coldness are counted (see the module docstring)."""
+    moments = [t for i in items for t in (i.last_access, i.since) if t is not None]
+    return min(max(moments), now) if moments else now
 
 
 @dataclass(frozen=True)
@@ -155,16 +178,17 @@ def plan_decay(
     settings = config if isinstance(config, DecaySettings) else DecaySettings.from_config(config)
     decisions: dict[str, DecayDecision] = {}
     evictable: list[DecayDecision] = []
+    clock = store_clock(items, now)
     for item in sorted(items, key=lambda i: i.id):
-        age = _age_days(item.created, now)
+        age = _age_days(item.since, clock)
         heat = hotness(
             item.access_count,
             item.last_access,
-            now,
+            clock,
             settings.hotness_window_days,
             settings.hotness_saturation,
             settings.hotness_recency_weight,
-            item.created,
+            item.since,
         )
         score = decay_score(age, item.importance, heat, settings.weights, settings.horizon_days)
         if item.pinned:

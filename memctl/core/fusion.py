@@ -22,13 +22,13 @@ class FusionWeights:
     vector: float
 
 
-def lexical_confidence(best_coverage: float, exponent: float = 1.0, chance: float = 0.0) -> float:
+def lexical_confidence(best_coverage: float, chance: float = 0.0) -> float:
     """How much the BM25 list knows: the weighted share of the query its best candidates hold,
     above `chance` (the share a candidate holds by sharing a word or two with any query, such
     as a CJK character pair spanning two words), rescaled to [0, 1]."""
     share = max(min(best_coverage, 1.0), 0.0)
     above = max(share - chance, 0.0) / (1.0 - chance) if chance < 1.0 else 0.0
-    return above**exponent
+    return above
 
 
 def vector_confidence(cosines: Sequence[float], top: int = 10) -> float:
@@ -47,13 +47,12 @@ def adaptive_weights(
     base: FusionWeights,
     best_coverage: float,
     cosines: Sequence[float],
-    coverage_exponent: float,
     peak_gain: float,
     coverage_chance: float = 0.0,
 ) -> FusionWeights:
     """The configured weights, each scaled by its retriever's evidence for this query."""
     return FusionWeights(
-        bm25=base.bm25 * lexical_confidence(best_coverage, coverage_exponent, coverage_chance),
+        bm25=base.bm25 * lexical_confidence(best_coverage, coverage_chance),
         vector=base.vector * (1.0 + peak_gain * vector_confidence(cosines)),
     )
 

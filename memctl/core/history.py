@@ -2,11 +2,14 @@
 
 The section is the last `## History` heading of the body followed only by list items
 (`- ...`, continuation lines indented two spaces). A person's own "## History" prose is
-therefore never mistaken for it. The section is the record, not the current truth, so it is
-left out of what gets embedded and searched.
+therefore never mistaken for it, nor is a heading quoted (indented) inside an entry, so sections
+never nest. The section is the record, not the current truth, so it is left out of what gets
+embedded; only the identifiers of its earlier values (tickets, codes) stay searchable.
 """
 
 from __future__ import annotations
+
+from memctl.core.facts import identifiers
 
 HEADING = "## History"
 
@@ -15,7 +18,7 @@ def split_history(body: str) -> tuple[str, list[str]]:
     """(the current text, the history entries oldest first)."""
     lines = body.split("\n")
     for start in range(len(lines) - 1, -1, -1):
-        if lines[start].strip() != HEADING:
+        if lines[start].rstrip() != HEADING:  # Why: an indented one is quoted inside an entry
             continue
         tail = lines[start + 1 :]
         if not all(not line.strip() or line.startswith(("- ", "  ")) for line in tail):
@@ -47,3 +50,11 @@ def history_entry(stamp: str, what: str, details: list[str], text: str) -> str:
     """One dated line: `2025-06-02T09:14:41Z replaced (confidence 0.85, ...): old text`."""
     said = "\n".join(line.rstrip() for line in text.strip().splitlines())
     return f"{stamp} {what} ({', '.join(details)}): {said}"
+
+
+def earlier_identifiers(body: str) -> list[str]:
+    """Identifiers the History's earlier values name and the current text does not (sorted):
+    `recall OPS-1444` still finds the memory whose earlier value held it."""
+    current, entries = split_history(body)
+    earlier = set().union(*(identifiers(entry.partition("): ")[2]) for entry in entries))
+    return sorted(earlier - identifiers(current))

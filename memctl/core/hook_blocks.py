@@ -57,10 +57,15 @@ def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     one line and cut at `max_chars`."""
     body = " ".join(neutralise(item.body).split())
     title = " ".join(neutralise(item.title).split())
-    # Why "." too: neutralise (NFKC) turns a cut title's "…" into "...".
-    stem = title.rstrip("….")
-    if stem and body.startswith(stem):
-        body = body[len(stem) :].lstrip(" .:-—")
+    # NFKC (in neutralise) turns a cut title's "…" into "...".
+    shown = title.removesuffix("...").rstrip("…")
+    if shown and body.startswith(shown):
+        # Why back to a word start: a title cut mid-word ("kubectl argo ro…") must not leave
+        # the body opening on the rest of that word ("llouts promote api").
+        rest = len(shown)
+        if rest < len(body) and body[rest].isalnum() and body[rest - 1].isalnum():
+            rest = body.rfind(" ", 0, rest) + 1
+        body = body[rest:].lstrip(" .:-—")
     label = f"; {note_label(item.origin, item.date)}" if item.origin else ""
     line = f"- **{title}** ({item.type}, {item.id}{label})"
     if body:

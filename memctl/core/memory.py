@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memctl.core.history import current_text
-from memctl.core.text import utc_timestamp
+from memctl.core.text import clip, utc_timestamp
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "preference", "profile", "knowledge")
 SOURCES = (
@@ -176,7 +176,7 @@ def first_line(text: str, max_len: int = 80) -> str:
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip()
         if line:
-            return line if len(line) <= max_len else line[: max_len - 1].rstrip() + "…"
+            return line if len(line) <= max_len else clip(line, max_len)
     return ""
 
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, replace
 
 from memctl.core.extract_rules import extract_sentence
+from memctl.core.facts import distinct_facts
 from memctl.core.history import current_text, history_entry, join_history, split_history
 from memctl.core.memory import Memory, first_line
 from memctl.core.provenance import least_trusted, origin_of, stamp_origin
@@ -61,9 +62,10 @@ def decide(
     text = current_text(new.body)
     if ranked and ranked[0].cosine >= limits.dedup:
         top = ranked[0]
-        if not values_conflict(current_text(top.memory.body), text):
+        top_text = current_text(top.memory.body)
+        if not values_conflict(top_text, text):
             return Decision("merge", top, "near duplicate")
-        if subject and memory_subject(top.memory) == subject:
+        if subject and memory_subject(top.memory) == subject and not distinct_facts(top_text, text):
             return Decision("update", top, "near duplicate with a different value")
         # Why: alike but naming another thing ("error TW-E4001 means..." vs "TW-E4002"):
         # neither a repeat nor a new value of the same subject.
@@ -77,6 +79,8 @@ def decide(
         if neighbor.cosine < floor:
             continue
         old = current_text(memory.body)
+        if distinct_facts(old, text):
+            continue  # Why: another ticket, region or team: a second fact with a like subject
         if same_value(old, text):
             return Decision("merge", neighbor, f"same subject ({subject}), same value")
         return Decision("update", neighbor, f"same subject ({subject}), different value")
@@ -263,7 +267,7 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
     details.append(f"source {existing.source}")
     entries = entries + [history_entry(now, "replaced", details, old_text)]
     new_text = current_text(new.body)
-    automatic_title = existing.title.strip() in ("", first_line(old_text))
+    automatic_title = is_derived_title(existing.title, old_text)
     extra = {k: v for k, v in existing.extra.items() if k != "mentions"}
     if "subject" in new.extra:
         extra["subject"] = new.extra["subject"]
@@ -278,6 +282,16 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
         **_combined(existing, new),
     )
     return stamp_origin(result, least_trusted([origin_of(existing), origin_of(new)]))
+
+
+def is_derived_title(title: str, text: str) -> bool:
+    """Was `title` made from the text's first line (whole, or cut with "…" anywhere, as older
+    versions cut it mid-word), rather than written by someone?"""
+    title = title.strip()
+    line = first_line(text, max_len=len(text) + 1)
+    if not title or title == line or title == first_line(text):
+        return True
+    return title.endswith("…") and line.startswith(title[:-1].rstrip())
 
 
 def not_adopted(existing: Memory, new: Memory, now: str) -> Memory:

@@ -22,17 +22,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memctl.core.facts import CHANGE_CUE, distinct_facts
 from memctl.core.revisions import facet_values, values_conflict
 from memctl.core.subjects import STOPWORDS, content_words
 
 SUPERSEDING_TYPES = ("semantic", "procedural", "preference", "profile", "knowledge")
-CHANGE_CUE = re.compile(
-    r"\b(?:now|nowadays|no longer|not anymore|any ?more|instead|switched|switching|moved|moving|"
-    r"migrated|migrating|replaced|replacing|changed|changing|from now on|as of|going forward|"
-    r"starting|updated|upgraded|downgraded|dropped|retired|deprecated|became|raised|lowered|"
-    r"renamed)\b|现在|改为|改成|改用|换成|换为|不再|迁移到|迁到|从此|今后",
-    re.IGNORECASE,
-)
 _EXPLICIT_CHANGE = re.compile(
     r"\bfrom \S+(?: \S+)? to \S+|\binstead of\b|\brather than\b|\breplaced by\b|\bno longer\b|"
     r"\bmoved off\b|改为|改成|改用|换成|不再",
@@ -115,6 +109,8 @@ def _mentions(text: str) -> set[str]:
 
 def supersedes(old: str, new: str, similarity: float, limits: SupersedeLimits) -> bool:
     """Does statement `new` replace statement `old` (cosine `similarity` between them)?"""
+    if distinct_facts(old, new):
+        return False  # Why: another ticket, region or team: a second fact, not a new value
     similarity = max(similarity, character_overlap(old, new))
     if similarity < limits.cue_similarity or not differs_in_value(old, new):
         return False

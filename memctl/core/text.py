@@ -9,8 +9,17 @@ ELLIPSIS = "…"
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
+def word_end(text: str, room: int) -> int:
+    """Where to cut `text` to at most `room` characters without splitting a word: the last
+    space in the second half, else `room` (a text without spaces there, e.g. Chinese)."""
+    if len(text) <= room or not text[room].isalnum() or not text[room - 1 : room].isalnum():
+        return room
+    space = text.rfind(" ", 0, room + 1)
+    return space if space >= room // 2 else room
+
+
 def clip(text: str, limit: int, *, marker: str = ELLIPSIS, keep_lines: bool = False) -> str:
-    """At most `limit` characters, ending in `marker` when something was cut.
+    """At most `limit` characters, ending in `marker` when something was cut, cut between words.
 
     By default the text is first put on one line (runs of whitespace become one space). With
     `keep_lines` the lines stay and the cut falls at a line end when one is in the second half.
@@ -22,7 +31,7 @@ def clip(text: str, limit: int, *, marker: str = ELLIPSIS, keep_lines: bool = Fa
     room = limit - len(marker)
     if room <= 0:
         return text[:limit]
-    cut = room
+    cut = word_end(text, room)
     if keep_lines:
         line_end = text.rfind("\n", 0, room + 1)
         if line_end >= room // 2:  # no line end in the second half: cut mid-line, not lose half

@@ -36,10 +36,13 @@ def build_server(store: Store) -> Any:
     from mcp.types import Resource
 
     from memctl import service
+    from memctl.config import open_user_store
     from memctl.service.memories.forgetting import forget_memory
     from memctl.service.privacy import shares_private
     from memctl.service.provenance import gate_for
     from memctl.service.retrieval.context import agent_context
+    from memctl.service.retrieval.use_case import RecallRequest
+    from memctl.service.retrieval.use_case import recall as recall_use_case
 
     def opted_in(include_private: bool) -> bool:
         return shares_private(store, True if include_private else None)
@@ -79,15 +82,16 @@ def build_server(store: Store) -> Any:
 
     @server.tool(
         description=(
-            "Find memories by meaning and exact words. Returns the best `k`. Private memories "
-            "only with include_private=true, when the user asked for them. With `paths` "
-            "(files you are about to read or change): the memories anchored to them and the "
-            "best matches for them and the query; stale ones are marked."
+            "Find memories by meaning and exact words, in this project's store and the user's "
+            "own store. Returns the best `k` (without `k`: up to recall.k, only those relevant "
+            "enough). Private memories only with include_private=true, when the user asked. "
+            "With `paths` (files you are about to read or change): the memories anchored to them "
+            "and the best matches for them and the query; stale ones are marked."
         )
     )
     def recall(
         query: str = "",
-        k: int = store.settings.recall.k,
+        k: int | None = None,
         types: list[str] | None = None,
         tags: list[str] | None = None,
         include_private: bool = False,
@@ -95,25 +99,35 @@ def build_server(store: Store) -> Any:
     ) -> list[dict]:
         if paths:
             return tool_call(
-                lambda: action_items(store, paths, query, k, opted_in(include_private))
+                lambda: action_items(
+                    store,
+                    paths,
+                    query,
+                    k or store.settings.hooks.action_k,
+                    opted_in(include_private),
+                )
             )
-        hits = tool_call(
-            lambda: service.recall(
-                store,
-                query,
-                k=k,
-                types=types or None,
-                tags=tags or None,
-                include_private=opted_in(include_private),
-            )
+        request = RecallRequest(
+            store=store,
+            query=query,
+            k=k,
+            types=tuple(types or ()),
+            tags=tuple(tags or ()),
+            include_private=opted_in(include_private),
         )
+        result = tool_call(lambda: recall_use_case(request))
         # Why: what a tool returns enters the agent's context; quarantined memories never do.
-        gate = gate_for(store)
-        return [
-            {**hit.to_dict(), "origin": gate.origin(hit.memory)}
-            for hit in hits
-            if not gate.quarantined(hit.memory)
-        ]
+        gates = {"project": gate_for(store)}
+        if "user" in result.stores:
+            user = open_user_store(besides=store)
+            if user is not None:
+                gates["user"] = gate_for(user)
+        listed = []
+        for hit in result.hits:
+            gate = gates.get(getattr(hit, "store", "project"), gates["project"])
+            if not gate.quarantined(hit.memory):
+                listed.append({**hit.to_dict(), "origin": gate.origin(hit.memory)})
+        return listed
 
     @server.tool(
         description=(
@@ -162,7 +176,11 @@ def build_server(store: Store) -> Any:
     ) -> str:
         return tool_call(
             lambda: agent_context(
-                store, query=query, budget=budget, include_private=opted_in(include_private)
+                store,
+                query=query,
+                budget=budget,
+                user_store=open_user_store(besides=store),
+                include_private=opted_in(include_private),
             )
         )
 

@@ -7,15 +7,28 @@ import typer
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_store, user_store_or_fail
 from memctl.core.errors import LowValueContent, UsageError
+from memctl.core.input_limits import InputRefused
 from memctl.core.memory import MEMORY_TYPES
 from memctl.service import add_memory
 
 
 def read_text_argument(text: str) -> str:
-    """`-` means standard input, so hooks and pipes can feed long text."""
-    if text == "-":
+    """`-` means standard input, so hooks and pipes can feed long text (UTF-8; anything else is
+    refused with the offending byte and line, never a crash)."""
+    if text != "-":
+        return text
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # Why: a test runner's or the resident server's text stdin
         return sys.stdin.read()
-    return text
+    raw = stream.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputRefused(
+            f"Standard input is not valid UTF-8 (byte 0x{raw[exc.start]:02x} on line {line}); "
+            "convert it to UTF-8 first."
+        ) from None
 
 
 def describe_add(result) -> str:

@@ -27,6 +27,17 @@ def memory_dict(memory, path) -> dict:
     return data
 
 
+def shown_value(value) -> str:
+    """A front matter value as a person reads it: `deploy, ops` for a list, `supports:
+    deploy-steps` for a relation, never Python's `['deploy']`."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {shown_value(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        sep = "; " if any(isinstance(item, (dict, list)) for item in value) else ", "
+        return sep.join(shown_value(item) for item in value)
+    return str(value)
+
+
 def find_memory(ctx: typer.Context, memory_id: str):
     """A memory of this store, else of the user store (ids shown by a federated recall)."""
     stores = current_stores(ctx)
@@ -143,7 +154,7 @@ def register(app: typer.Typer) -> None:
         stdout.print(f"[dim]{path}[/]", markup=True)
         for key, value in front_matter_dict(memory).items():
             if key not in ("id", "title", "type") and value not in (None, "", []):
-                stdout.print(f"{key}: {value}", markup=False)
+                stdout.print(f"{key}: {shown_value(value)}", markup=False)
         stdout.print()
         stdout.print(memory.body.rstrip(), markup=False)
 

@@ -71,6 +71,10 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
+        from memctl.agents.claude_code import CHECK_ENV
+
+        if os.environ.get(CHECK_ENV):
+            return  # Why: `memctl hooks status` checks the command starts; nothing else runs
         from memctl.agents.claude_code_events import run_claude_code_hook
 
         output = run_claude_code_hook(

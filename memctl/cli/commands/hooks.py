@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shlex
-import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -19,9 +20,20 @@ SCOPES = ("project", "local", "user")
 
 
 def default_command_prefix() -> str:
-    """`memctl` when it is on PATH, else this Python running the module (a venv not activated)."""
-    if shutil.which("memctl"):
-        return "memctl"
+    """The absolute path of the memctl that runs now, shell-quoted, else this Python with
+    `-m memctl`.
+
+    Why not a bare `memctl`: Claude Code and git run hooks with their own PATH, which often
+    lacks the venv or pipx folder memctl was installed from (every hook then fails with exit
+    127). The script beside this interpreter is the one this install made.
+    """
+    launched = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    candidates = [Path(sys.executable).parent / "memctl"]
+    if launched is not None and launched.name == "memctl":
+        candidates.insert(0, launched)
+    for script in candidates:
+        if script.is_file() and os.access(script, os.X_OK):
+            return shlex.quote(os.path.abspath(script))
     return shlex.join([sys.executable, "-m", "memctl"])
 
 
@@ -62,24 +74,43 @@ def check_target(target: str) -> None:
         raise UsageError(f"Unknown target '{target}'. Expected one of: {', '.join(TARGETS)}.")
 
 
-def status_report(cwd: Path, home: Path) -> dict:
-    """Where memctl's hooks are installed: each Claude Code settings file and the git repo."""
+def failing_hooks(installed: dict[str, str]) -> dict[str, str]:
+    """event -> what went wrong, for each installed command a dry call could not run."""
+    failing = {}
+    for event, command in installed.items():
+        spec = claude_code.spec_for(event)
+        called = claude_code.dry_call(command, float(spec.timeout), dict(os.environ))
+        if not called.ok:
+            failing[event] = called.problem
+    return failing
+
+
+def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
+    """Where memctl's hooks are installed: each Claude Code settings file and the git repo;
+    with `check`, each installed Claude Code hook is called dry (see claude_code.dry_call)."""
     root = project_root(cwd)
     report: dict = {"project_root": str(root), "claude_code": {}, "git": None, "warnings": []}
     for scope in SCOPES:
         path = claude_code.settings_path_for(scope, root, home)
         try:
             found = claude_code.hooks_status(path)
-            entry = {
+            entry: dict[str, Any] = {
                 "path": str(path),
                 "exists": found.exists,
                 "installed": found.installed,
                 "missing": found.missing,
                 "other_hooks": found.other_hooks,
             }
+            if check and found.installed:
+                entry["failing"] = failing_hooks(found.installed)
         except MemctlError as exc:
             entry = {"path": str(path), "exists": True, "error": str(exc)}
         report["claude_code"][scope] = entry
+    if any(e.get("failing") for e in report["claude_code"].values()):
+        report["warnings"].append(
+            "Some hooks fail to start; `memctl hooks install claude-code` (with the same "
+            "--project/--local/--user) rewrites them with the absolute path of this memctl."
+        )
     installed_in = [s for s, e in report["claude_code"].items() if e.get("installed")]
     if len(installed_in) > 1:
         report["warnings"].append(
@@ -111,10 +142,15 @@ def print_status(report: dict) -> None:
             state = "memctl not installed"
         elif entry["missing"]:
             state = f"partly installed (missing {', '.join(entry['missing'])})"
+        elif entry.get("failing"):
+            state = f"installed ({len(entry['installed'])} events), {len(entry['failing'])} failing"
         else:
             state = f"installed ({len(entry['installed'])} events)"
         others = f", {entry['other_hooks']} other hook(s)" if entry.get("other_hooks") else ""
         stdout.print(f"  {scope:<8} {entry['path']}  {state}{others}", markup=False)
+        for event, problem in (entry.get("failing") or {}).items():
+            command = entry["installed"][event]
+            stdout.print(f"           {event}: `{command}` {problem}", markup=False)
     if report["git"] is None:
         stdout.print("git: not in a repository")
     else:
@@ -157,7 +193,8 @@ def register(app: typer.Typer) -> None:
         command: str = typer.Option(
             None,
             "--command",
-            help="How hooks call memctl (default: memctl if on PATH, else this Python).",
+            help="How hooks call memctl, as a shell command (default: the absolute path of "
+            "this memctl, else this Python with -m memctl).",
         ),
         store_only: bool = typer.Option(
             False,
@@ -267,10 +304,17 @@ def register(app: typer.Typer) -> None:
     @hooks_app.command("status")
     @handles_errors
     def status_command(
+        check: bool = typer.Option(
+            True, "--check/--no-check", help="Call each installed Claude Code hook dry."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
-        """Show where memctl's hooks are installed (Claude Code settings files, git)."""
-        report = status_report(Path.cwd(), home_dir())
+        """Show where memctl's hooks are installed (Claude Code settings files, git).
+
+        Each installed Claude Code hook is called dry (it starts and exits at once), so a
+        command Claude Code could not run (exit 127: not found) is reported here.
+        """
+        report = status_report(Path.cwd(), home_dir(), check=check)
         if as_json:
             print_json(report)
             return

@@ -6,6 +6,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
+from memctl.core.errors import MemctlError
 from memctl.service import sync_index
 
 
@@ -46,6 +47,14 @@ def register(app: typer.Typer) -> None:
             "--publish",
             help="Then upload it to index.uri (s3://, gs://, az://) for clones in remote mode.",
         ),
+        model: str | None = typer.Option(
+            None,
+            "--model",
+            metavar="MODEL",
+            help="Switch the store to this embedding model (a model id or multilingual) and "
+            "embed every memory with it. Under embedding.model: auto the store keeps the model "
+            "chosen at its first sync until you switch it here.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print counts and problems as JSON."),
     ) -> None:
         """Sync the index with the files: embed new or changed files, drop deleted ones.
@@ -63,16 +72,29 @@ def register(app: typer.Typer) -> None:
         from memctl.service.anchoring import carry_renames
         from memctl.service.retrieval.remote import pull_index
 
+        previous = None
+        if model is not None:
+            from memctl.service.retrieval.embedding import choose_model, index_model
+
+            previous = index_model(store)
+            choose_model(store, model)
         # Why first: a file git renamed since the last sync carries its memories' anchors along
         # (the post-merge and post-checkout hooks run `memctl index`), before they are indexed.
         carried = carry_renames(store)
         pulled = pull_index(store)
         bar, update = progress_reporter()
-        if bar:
-            with bar:
-                report = sync_index(store, rebuild=rebuild, progress=update, verify=True)
-        else:
-            report = sync_index(store, rebuild=rebuild, verify=True)
+        try:
+            if bar:
+                with bar:
+                    report = sync_index(store, rebuild=rebuild, progress=update, verify=True)
+            else:
+                report = sync_index(store, rebuild=rebuild, verify=True)
+        except MemctlError:
+            if previous is not None:  # Why: a model that cannot run must not stay the store's
+                from memctl.service.retrieval.embedding import record_choice
+
+                record_choice(store, previous, "kept: the model asked for could not run")
+            raise
         from memctl.service.retrieval.maintenance import maintain_index
 
         tidied = maintain_index(store)

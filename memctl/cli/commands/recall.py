@@ -11,14 +11,13 @@ from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
 from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.text import clip
-from memctl.service import sync_index
 from memctl.service.provenance import Gate, gate_for
-from memctl.service.retrieval.embedding import model_settings
-from memctl.service.retrieval.federated import federated_recall
-from memctl.service.retrieval.recall import MODES, Hit, start_query_embedding
+from memctl.service.retrieval.recall import MODES, Hit
+from memctl.service.retrieval.use_case import RecallRequest, recall
 from memctl.store.provenance_ledger import Ledger
 
 FORMATS = ("table", "json", "context")
+EXPLAIN_DEPTH = 3  # candidates explained per hit shown (the cut ones below the hits too)
 
 
 def snippet(text: str, limit: int = 160) -> str:
@@ -91,6 +90,45 @@ def _provenance(gate: Gate, hit: Hit) -> dict:
     }
 
 
+def changing_stages(trace: dict) -> list[str]:
+    """The stages that changed some candidate's score (fusion always): the others add columns
+    of repeated numbers."""
+    stages = trace["stages"]
+    kept = stages[:1]
+    for before, stage in zip(stages, stages[1:], strict=False):
+        if any(
+            item["scores"].get(stage) != item["scores"].get(before) for item in trace["candidates"]
+        ):
+            kept.append(stage)
+    return kept
+
+
+def print_explain(traces: list[dict]) -> None:
+    """One table per store: each candidate's score after each stage that changed one, its
+    relevance and why it was cut (docs/recall-pipeline.md)."""
+    for trace in traces:
+        stages = changing_stages(trace)
+        about = trace["query"]
+        read = ", ".join(
+            f"{key} {value}" for key, value in about.items() if value not in (None, [], "")
+        )
+        stdout.print(
+            f"[bold]{trace['store']} store[/] ({escape(read)}); stages: "
+            + ", ".join(trace["stages"])
+        )
+        table = Table(box=None, pad_edge=False)
+        for column in ("#", "id", *stages, "relevance", "cut"):
+            table.add_column(column, justify="left" if column in ("id", "cut") else "right")
+        for item in trace["candidates"]:
+            scores = item["scores"]
+            cells = [str(item["rank"]), item["id"]]
+            cells += [f"{scores[stage]:.3f}" if stage in scores else "-" for stage in stages]
+            relevance = item["relevance"]
+            cells += ["" if relevance is None else f"{relevance:.2f}", item["cut"] or "hit"]
+            table.add_row(*(escape(cell) for cell in cells))
+        stdout.print(table)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("recall")
     @handles_errors
@@ -108,7 +146,12 @@ def register(app: typer.Typer) -> None:
             "matches for it (as the action-time hook injects them); repeatable.",
         ),
         k: int = typer.Option(
-            None, "-k", "--limit", help="How many memories to return (config recall.k, 5)."
+            None,
+            "-k",
+            "--limit",
+            help="How many memories to return, best first, related or not (unless "
+            "--min-relevance is given). Without -k: up to recall.k (5), only those above "
+            "recall.min_relevance.",
         ),
         types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
         tags: list[str] = typer.Option(
@@ -149,16 +192,23 @@ def register(app: typer.Typer) -> None:
             "--as-of",
             help="The date time words in the query count from ('last week'); default now.",
         ),
+        explain: bool = typer.Option(
+            False,
+            "--explain",
+            help="Also show each candidate's score after each ranking stage, its relevance and "
+            "why it was cut (with --json: an object with 'hits' and 'explain'). See docs/recall-pipeline.md.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     ) -> None:
         """Find memories by meaning and by exact words (vector + BM25, fused).
 
-        At most -k memories, and only those relevant enough: a query nothing in the store is
-        about returns nothing. Time words in the query ("last week", "between May 3 and May 9",
+        Without -k, at most recall.k memories and only those relevant enough: a query nothing
+        in the store is about returns nothing. With -k N, the N best (each with its relevance). Time words in the query ("last week", "between May 3 and May 9",
         "mid-August", "last summer", 上周, 5月初) favour memories of that time; --since and
         --until keep only those. In a conversation stored turn by turn ("Caroline: ..."), a
         question naming one speaker favours that speaker's own turns. Asked when or where
         ("When did we move CI?", 哪里), memories that say a time or a place rank higher.
+        --explain shows how each candidate ranked, stage by stage (docs/recall-pipeline.md).
         Example: memctl recall "how do we deploy" -k 3 --format context
         """
         if paths:
@@ -169,46 +219,42 @@ def register(app: typer.Typer) -> None:
             )
         if query is None:
             raise UsageError("Give a QUERY to recall, or --path FILE.")
-        if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:
-            raise UsageError(f"--min-relevance must be between 0 and 1 (got {min_relevance}).")
         if output_format not in FORMATS:
             raise UsageError(
                 f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."
             )
         stores = current_stores(ctx, store_only)
-        store = stores[0][1]
-        vector = (
-            start_query_embedding(query, model_settings(store))
-            if mode in ("hybrid", "vector") and query.strip()
-            else None
+        result = recall(
+            RecallRequest(
+                store=stores[0][1],
+                query=query,
+                k=k,
+                mode=mode,
+                types=tuple(types),
+                tags=tuple(tags),
+                agent=agent,
+                include_archived=include_archived,
+                min_relevance=min_relevance,
+                include_superseded=include_superseded,
+                with_neighbours=with_neighbours,
+                since=since,
+                until=until,
+                as_of=as_of,
+                stores=stores,
+                explain=explain,
+            )
         )
-        for _, each in stores:
-            warn_problems(sync_index(each).problems)
-            if include_archived:
-                warn_problems(sync_index(each, archive=True).problems)
-        limit = k if k is not None else store.settings.recall.k
-        hits = federated_recall(
-            stores,
-            query,
-            k=limit,
-            mode=mode,
-            types=types or None,
-            tags=tags or None,
-            agent=agent,
-            include_archived=include_archived,
-            sync=False,
-            query_vector=vector,
-            min_relevance=min_relevance,
-            include_superseded=include_superseded,
-            with_neighbours=with_neighbours,
-            since=since,
-            until=until,
-            as_of=as_of,
-        )
+        warn_problems(result.problems)
+        hits = result.hits
         gates = {label: gate_for(each) for label, each in stores}
+        depth = max(len(hits), 1) * EXPLAIN_DEPTH
         if as_json or output_format == "json":
-            print_json([{**hit.to_dict(), **_provenance(_gate(gates, hit), hit)} for hit in hits])
-        elif output_format == "context":
+            listed = [{**hit.to_dict(), **_provenance(_gate(gates, hit), hit)} for hit in hits]
+            print_json({"hits": listed, "explain": result.explain(depth)} if explain else listed)
+            return
+        if explain:
+            print_explain(result.explain(depth))
+        if output_format == "context":
             stdout.out(context_block(query, hits, gates), end="")
         else:
             if not hits:

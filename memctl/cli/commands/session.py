@@ -21,6 +21,11 @@ from memctl.service.lifecycle.session import (
 )
 
 
+def counted(number: int, noun: str) -> str:
+    """`1 turn`, `2 turns`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def describe_fold(fold: FoldReport) -> str:
     verb = {"trim": "Trimmed", "end": "Ended", "end_idle": "Ended idle session"}.get(
         fold.action, fold.action
@@ -28,7 +33,7 @@ def describe_fold(fold: FoldReport) -> str:
     subject = (
         f"{verb} {fold.session_id}"
         if fold.action != "trim"
-        else f"Trimmed {fold.turns} turns of {fold.session_id}"
+        else f"Trimmed {counted(fold.turns, 'turn')} of {fold.session_id}"
     )
     if fold.episode_id:
         return f"{subject}: wrote episode {fold.episode_id} ({fold.episode_path})"
@@ -48,12 +53,13 @@ def print_session(view: SessionView) -> None:
     meta = view.meta
     state = f"ended {meta.ended}" if meta.ended else "open"
     stdout.print(
-        f"Session {meta.id} · {state} · {len(view.turns)} turns · {view.tokens} tokens · "
+        f"Session {meta.id} · {state} · {counted(len(view.turns), 'turn')} · "
+        f"{counted(view.tokens, 'token')} · "
         f"last active {meta.last_active}",
         markup=False,
     )
     if meta.trimmed:
-        stdout.print(f"Trimmed so far: {meta.trimmed} turns", markup=False)
+        stdout.print(f"Trimmed so far: {counted(meta.trimmed, 'turn')}", markup=False)
     if meta.episodes:
         stdout.print(f"Episodes: {', '.join(meta.episodes)}", markup=False)
     if view.over_limits and not meta.ended:
@@ -116,9 +122,9 @@ def register(app: typer.Typer) -> None:
             )
         view = result.view
         stdout.print(
-            f"Added {'an' if role[0] in 'aeiou' else 'a'} {role} turn to {session} "
-            f"({result.turn.tokens} tokens; the buffer holds {len(view.turns)} turns, "
-            f"{view.tokens} tokens).",
+            f"Added {'an' if role == 'assistant' else 'a'} {role} turn to {session} "
+            f"({counted(result.turn.tokens, 'token')}; the buffer holds "
+            f"{counted(len(view.turns), 'turn')}, {counted(view.tokens, 'token')}).",
             markup=False,
         )
         if view.over_limits:

@@ -128,6 +128,7 @@ def plan(
                 expires=parse_time(memory.expires),
                 access_count=stat.count if stat else 0,
                 last_access=stat.last_access if stat else None,
+                entered=entry.mtime,
             )
         )
     paths = {entry.memory.id: entry.relpath for entry in memories}

@@ -11,10 +11,12 @@ from memctl.config import Store
 from memctl.core.buffer import BufferLimits, over_limits, plan_trim
 from memctl.core.conversation import ROLES
 from memctl.core.errors import MemctlError, UsageError
+from memctl.core.input_limits import check_input
 from memctl.core.memory import now_iso, parse_time
 from memctl.service.lifecycle.episodes import draft_turns, write_conversation_episode, written_id
 from memctl.service.memories.redaction import redact_for_store
 from memctl.service.retrieval.indexing import sync_index
+from memctl.store.files import max_file_bytes
 from memctl.store.sessions import (
     SessionMeta,
     StoredTurn,
@@ -128,6 +130,7 @@ def add_turn(
         raise UsageError(f"Unknown role '{role}'. Choose one of: {', '.join(ROLES)}.")
     if not content.strip():
         raise UsageError("The turn is empty.")
+    check_input(content, max_file_bytes(store), "The turn")  # Why: it may become an episode
     # Why: the buffer is a file on disk; secrets are replaced before it is ever written.
     redaction = redact_for_store(store, content)
     content = redaction.text

@@ -23,6 +23,7 @@ from memctl.core.errors import (
     UsageError,
 )
 from memctl.core.history import current_text
+from memctl.core.input_limits import check_input, check_utf8
 from memctl.core.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
@@ -108,6 +109,7 @@ def build_memory(
     updated: str | None = None,
     expires: str | None = None,
     relations: list[dict[str, str]] | None = None,
+    version: int = 1,  # restore only: how many times the memory was revised where it came from
 ) -> Memory:
     if memory_id is not None:
         check_id(memory_id)
@@ -135,6 +137,7 @@ def build_memory(
         expires=expires,
         pinned=pinned,
         relations=[dict(r) for r in relations or ()],
+        version=version,
         body=body,
         extra=dict(extra or {}),
     )
@@ -187,6 +190,7 @@ def prepare_memory(
     from memctl.core.quality import low_value_reason
     from memctl.service.memories.redaction import redact_memory_fields
 
+    check_fields(store, text, fields)  # Why: before redaction, which is slow on megabytes
     redacted: dict[str, int] = {}
     if redact:
         text, fields, redacted = redact_memory_fields(store, text, fields)
@@ -196,6 +200,16 @@ def prepare_memory(
         if reason:
             raise LowValueContent(reason)
     return memory, redacted
+
+
+def check_fields(store: Store, text: str, fields: dict[str, Any]) -> None:
+    """Refuse (InputRefused) what the store would refuse to read back: see core.input_limits."""
+    check_input(text, max_file_bytes(store))
+    for name in ("title", "agent"):
+        if isinstance(fields.get(name), str):
+            check_input(fields[name], max_file_bytes(store), f"The {name}")
+    for tag in fields.get("tags") or ():
+        check_utf8(str(tag), "A tag")
 
 
 # --- dedup and merge ----------------------------------------------------------------------

@@ -17,9 +17,10 @@ from memctl.config import Store
 from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
+from memctl.core.input_limits import InputRefused
 from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
 from memctl.core.provenance import ORIGIN_KEY, UNTRUSTED, check_origin, make_origin, trust_of
-from memctl.service.memories.add import AddResult, build_memory
+from memctl.service.memories.add import AddResult, build_memory, check_fields
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.service.memories.lookup import list_memories
 from memctl.service.privacy import shares_private
@@ -248,6 +249,7 @@ def import_file(
     for item in pending:
         _set_import_origin(item, path, keep_origin)
 
+    _check_limits(store, pending, path)
     result = ImportResult(path, fmt)
     accepted = _accepted_items(store, pending, result.skipped)
     # Checked above: redacted, valid, and past the low-value gate (or a restore, kept as is).
@@ -275,6 +277,19 @@ def _set_import_origin(item: _Pending, path: Path, keep_origin: bool) -> None:
     if keep_origin or (stated is not None and trust_of(str(stated)) == UNTRUSTED):
         return
     extra[ORIGIN_KEY] = make_origin("import", path.name)
+
+
+def _check_limits(store: Store, pending: list[_Pending], path: Path) -> None:
+    """Refuse the whole file, each item named, when one holds what the store would not read back
+    (over limits.max_file_bytes, a NUL byte, a conflict block, text that is not UTF-8)."""
+    problems = []
+    for item in pending:
+        try:
+            check_fields(store, item.text, item.fields)
+        except InputRefused as exc:
+            problems.append(InvalidMemoryFile(path, item.line, str(exc)))
+    if problems:
+        raise ImportRefused(problems)
 
 
 def _accepted_items(
@@ -340,6 +355,7 @@ _RECORD_FIELDS = {
     "expires",
     "pinned",
     "relations",
+    "version",
 }
 
 
@@ -386,6 +402,10 @@ def _record_to_pending(record: dict[str, Any], line: int) -> _Pending:
             fields[key] = float(fields[key])
     if "pinned" in fields:
         fields["pinned"] = bool(fields["pinned"])
+    if "version" in fields:
+        version = fields["version"]
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValueError("'version' must be a whole number from 1")
     if fields.get("source", SOURCES[0]) not in SOURCES:
         raise ValueError(f"'source' is '{fields['source']}'; expected one of {', '.join(SOURCES)}")
     relations = fields.get("relations", [])

@@ -184,20 +184,24 @@ def path_query(paths: tuple[str, ...], text: str) -> str:
 def _matches(
     stores: Stores, request: ActionRequest, paths: tuple[str, ...], taken: set[str], project: str
 ) -> list[ActionItem]:
-    from memctl.service.retrieval.federated import federated_recall
+    from memctl.service.retrieval.use_case import PROMPT, RecallRequest, recall
 
     # Why only with the edit's text or a command: a path's words alone are a poor query (on
     # the project-task benchmark's dev half, 11 of 117 path-only matches were relevant).
     if not (request.text.strip() or request.commands) or request.k <= 0:
         return []
     query = path_query(paths, request.text) or " ".join(request.commands)[:600]
-    hits = federated_recall(
-        stores,
-        query,
-        k=request.k * 3,
-        include_private=request.include_private,
-        min_relevance=request.min_relevance,
-    )
+    hits = recall(
+        RecallRequest(
+            store=stores[0][1],
+            query=query,
+            k=request.k * 3,
+            include_private=request.include_private,
+            min_relevance=request.min_relevance,
+            stores=stores,
+            purpose=PROMPT,
+        )
+    ).hits
     manual = {
         entry.id
         for _, store in stores

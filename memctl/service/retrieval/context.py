@@ -145,7 +145,8 @@ def relevant_memories(
     query nothing is about adds no memories rather than the nearest ones.
     """
     from memctl.service.retrieval.embedding import model_settings
-    from memctl.service.retrieval.recall import recall, start_query_embedding
+    from memctl.service.retrieval.recall import start_query_embedding
+    from memctl.service.retrieval.use_case import CONTEXT, RecallRequest, recall
 
     found: dict[str, Recalled] = {}
     gate = gate_for(store)
@@ -163,30 +164,26 @@ def relevant_memories(
         return True
 
     if query and _has_index(store):
-        # Why once: both recalls below search with the same query vector (~10 ms to embed).
+        # Why one vector: both recalls below search with the same query (~10 ms to embed).
         vector = start_query_embedding(query, model_settings(store)) if query.strip() else None
-        for hit in recall(
-            store,
-            query,
-            k=KNOWLEDGE_HITS,
-            types=["knowledge"],
-            sync=False,
-            query_vector=vector,
-            include_private=include_private,
-            min_relevance=min_relevance,
+        for origin, k, types in (
+            ("knowledge", KNOWLEDGE_HITS, ("knowledge",)),
+            ("semantic", SEMANTIC_HITS, RECALL_TYPES),
         ):
-            offer(hit.memory, str(hit.path.relative_to(store.root)), "knowledge")
-        for hit in recall(
-            store,
-            query,
-            k=SEMANTIC_HITS,
-            types=list(RECALL_TYPES),
-            sync=False,
-            query_vector=vector,
-            include_private=include_private,
-            min_relevance=min_relevance,
-        ):
-            offer(hit.memory, str(hit.path.relative_to(store.root)), "semantic")
+            request = RecallRequest(
+                store=store,
+                query=query,
+                k=k,
+                types=types,
+                include_private=include_private,
+                min_relevance=min_relevance,
+                stores=[("project", store)],
+                purpose=CONTEXT,
+                sync=False,
+                query_vector=vector,
+            )
+            for hit in recall(request).hits:
+                offer(hit.memory, str(hit.path.relative_to(store.root)), origin)
     else:
         rows = _index_rows(store, ("knowledge",), include_private)
         rows.sort(key=lambda r: (-float(r["importance"]), _newest_first(r["updated"]), r["id"]))

@@ -19,6 +19,7 @@ from memctl.core.memory import Memory
 from memctl.core.routing import PROJECT, USER
 from memctl.service.memories.lookup import Listing, list_memories
 from memctl.service.retrieval.embedding import model_settings
+from memctl.service.retrieval.explain import Trace
 from memctl.service.retrieval.recall import Hit, recall, start_query_embedding
 
 # A hit found by its words needs only half the cosine of one found by meaning alone (the rule the
@@ -61,15 +62,26 @@ def federated_recall(
     mode: str = "hybrid",
     *,
     query_vector: Future | None = None,
+    traces: list[Trace] | None = None,
     **options: Any,
 ) -> list[Hit]:
-    """`recall` over every store, merged into one list of k; one store: plain `recall`."""
+    """`recall` over every store, merged into one list of k; one store: plain `recall`.
+    `traces[i]`, if given, is filled with store i's ranking (--explain)."""
+    each_trace: list[Trace | None] = list(traces) if traces else [None] * len(stores)
     if len(stores) == 1:
-        return recall(stores[0][1], query, k=k, mode=mode, query_vector=query_vector, **options)
+        return recall(
+            stores[0][1],
+            query,
+            k=k,
+            mode=mode,
+            query_vector=query_vector,
+            trace=each_trace[0],
+            **options,
+        )
     query_vectors = _query_vectors(stores, query, mode, query_vector)
     answers = [
-        recall(store, query, k=k, mode=mode, query_vector=vector, **options)
-        for (_, store), vector in zip(stores, query_vectors, strict=True)
+        recall(store, query, k=k, mode=mode, query_vector=vector, trace=trace, **options)
+        for (_, store), vector, trace in zip(stores, query_vectors, each_trace, strict=True)
     ]
     for number in range(1, len(stores)):
         kept = this_project_only(stores[0][1], answers[number])

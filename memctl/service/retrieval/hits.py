@@ -25,8 +25,17 @@ from memctl.core.evidence import (
     text_stems,
 )
 from memctl.core.memory import Memory
-from memctl.core.text_tokens import non_latin_share
+from memctl.core.query import mostly_cjk
+from memctl.core.text import clip
 from memctl.core.when import Window
+from memctl.service.retrieval.explain import (
+    BELOW_FLOOR,
+    NOT_WEIGHED,
+    PAST_K,
+    SUPERSEDED,
+    UNREADABLE,
+    Trace,
+)
 from memctl.service.retrieval.indexing import sequence_of
 from memctl.service.retrieval.timing import dated_inside
 from memctl.store.files import max_file_bytes
@@ -84,10 +93,6 @@ class Hit:
         }
 
 
-def mostly_cjk(text: str) -> bool:
-    return non_latin_share(text) > 0.5
-
-
 def memory_date(memory: Memory) -> str | None:
     value = memory.extra.get("occurred_at") or memory.created
     return str(value) if value else None
@@ -119,18 +124,25 @@ def select_hits(
     k: int,
     floor: float,
     include_superseded: bool,
+    trace: Trace | None = None,
 ) -> list[Hit]:
-    """The first `k` ranked memories that are readable, relevant enough and current."""
+    """The first `k` ranked memories that are readable, relevant enough and current; `trace`
+    is told each one's relevance and why the others were cut."""
     head = ranked[: max(k * EVIDENCE_DEPTH, 20)]
+    cuts: dict[str, str] = {} if trace is None else trace.cut
     cosines = _cosines(indexes, head, evidence)
     hits: list[Hit] = []
     shown: set[str] = set()  # the query words the hits kept so far hold
     for memory_id in head:
         if len(hits) >= k:
-            break
+            if trace is None:
+                break
+            cuts[memory_id] = PAST_K
+            continue
         row = rows[memory_id]
         hit = to_hit(store, row, scores[memory_id], sources.get(memory_id, set()))
         if hit is None:
+            cuts[memory_id] = UNREADABLE
             continue
         stems = text_stems(row["text"])
         hit.cosine = cosines.get(memory_id)
@@ -144,13 +156,19 @@ def select_hits(
             evidence.scale,
             cross_script=mostly_cjk(row["text"]) != evidence.query_cjk,
         )
+        if trace is not None:
+            trace.relevance[memory_id] = round(hit.relevance, 4)
         if hit.relevance < floor:
+            cuts[memory_id] = BELOW_FLOOR.format(relevance=hit.relevance, floor=floor)
             continue
         _mark_revisions(hit)
         if hit.superseded_by and not include_superseded:
+            cuts[memory_id] = SUPERSEDED.format(newer=hit.superseded_by)
             continue
         hits.append(hit)
         shown.update(matched_terms(evidence.weights, stems))
+    for memory_id in ranked[len(head) :] if trace is not None else ():
+        cuts[memory_id] = NOT_WEIGHED
     # Why: a superseded memory may match the query better (it is the older wording), but what
     # is true now comes first.
     return sorted(hits, key=lambda hit: hit.superseded_by is not None)
@@ -247,9 +265,7 @@ def _read_neighbour(store: Store, indexes: list, memory_id: str) -> dict[str, An
                 memory = read_memory_kept(store.root, row["path"], max_file_bytes(store))
             except (OSError, InvalidMemoryFile):
                 return None
-            text = " ".join(memory.body.split())
-            if len(text) > NEIGHBOUR_CHARS:
-                text = text[: NEIGHBOUR_CHARS - 1].rstrip() + "…"
+            text = clip(memory.body, NEIGHBOUR_CHARS)
             return {
                 "id": memory.id,
                 "title": memory.display_title,

@@ -16,7 +16,7 @@ from memctl.core import ports
 from memctl.core.chunking import split_chunks
 from memctl.core.embedding import AUTO, BUNDLED_MODEL, EmbeddingModel
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.history import current_text
+from memctl.core.history import current_text, earlier_identifiers
 from memctl.core.memory import Memory
 from memctl.core.ports import Index
 from memctl.core.sequences import contextual_text, ordered_members, predecessors
@@ -31,7 +31,7 @@ from memctl.core.sync import (
 from memctl.core.text_tokens import searchable_text
 from memctl.core.tokens import estimate_tokens
 from memctl.service.retrieval.embedding import (
-    AUTO_SETTLE_MEMORIES,
+    chosen_model,
     configured_model,
     index_model,
     model_settings,
@@ -67,8 +67,9 @@ MODEL_ID = BUNDLED_MODEL  # the default model (see service/retrieval/embedding.p
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
 # 5: CJK runs cut into bigrams for BM25; 6: files under private/ are private rows; 7: a model's
 # vector revision is part of the embed hash (core.embedding.VECTOR_REVISIONS); 8: a row's
-# `created` is the memory's date (`occurred_at`, else `created`), as ISO 8601 UTC
-INDEX_RECIPE = 8
+# `created` is the memory's date (`occurred_at`, else `created`), as ISO 8601 UTC; 9: the
+# identifiers of a memory's `## History` values are in its first row's searchable text
+INDEX_RECIPE = 9
 MODEL_MAX_TOKENS = 512  # the embedding model truncates longer texts
 
 
@@ -158,8 +159,15 @@ def _row(memory: Memory, relpath: str, text: str, ehash: str, chunk: int = 0) ->
         "importance": float(memory.importance),
         "pinned": bool(memory.pinned),
         "embed_hash": ehash,
-        "text": searchable_text(text),  # CJK runs cut into words; what BM25 and identifiers see
+        # CJK runs cut into words; what BM25 and identifiers see. Why the earlier identifiers:
+        # a value moved into `## History` keeps its ticket or region findable.
+        "text": searchable_text(text) + _earlier(memory, chunk),
     }
+
+
+def _earlier(memory: Memory, chunk: int) -> str:
+    found = earlier_identifiers(memory.body) if chunk == 0 else []
+    return "\n" + " ".join(found) if found else ""
 
 
 @dataclass(frozen=True)
@@ -302,7 +310,7 @@ def _sync(
     if not rebuild and _matches_stamp(store, stats, index, archive, report, model):
         return report
     if not archive:  # Why: the archive's index follows the main one's model
-        settled = settle_model(store, model, sorted(stats), rebuild)
+        settled = settle_model(store, model, sorted(stats))
         if settled != model:
             model, index = settled, local_index(store, archive, settled)
     manifest = Manifest.load(store.index_dir, manifest_name(archive))
@@ -389,11 +397,8 @@ def _sync_paths(
         if stat_module.S_ISDIR(found.st_mode):
             return None  # Why: a folder where a file was: its contents are not in `paths`
         stats[relpath] = FileStat(relpath, found.st_mtime_ns, found.st_size)
-    if not archive and configured_model(store) == AUTO and head.entries < AUTO_SETTLE_MEMORIES:
-        # Why: `auto` looks at every file of a small store again to choose its model.
-        every = set(manifest_file.load().files) - set(wanted) | set(stats)
-        if settle_model(store, model, sorted(every), False) != model:
-            return None
+    if not archive and configured_model(store) == AUTO and chosen_model(store) is None:
+        return None  # Why: `auto` has not decided yet: the full sync decides from every file
     with file_lock(store.state_dir / "index.lock"):
         manifest = Manifest(head.model, head.dim, manifest_file.entries(wanted), head.recipe)
         plan = plan_sync({p: (s.mtime_ns, s.size) for p, s in stats.items()}, manifest.files)

@@ -5,18 +5,13 @@ from __future__ import annotations
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial
 
 from memctl.config import RecallSettings, Store
-from memctl.core.answer_kinds import asked_kind
-from memctl.core.decay import DAY_SECONDS, recency_bonus
 from memctl.core.errors import UsageError
 from memctl.core.evidence import (
     cosine_scale,
     coverage,
     matched_terms,
-    query_terms,
-    term_weights,
     text_stems,
 )
 from memctl.core.evidence import weighted_match as prior_match
@@ -30,43 +25,34 @@ from memctl.core.fusion import (
 )
 from memctl.core.memory import parse_time
 from memctl.core.ports import Index, MemoryFilter, Row
+from memctl.core.query import ParsedQuery, parse_query
 from memctl.core.ranking import (
     contains_identifier,
-    length_priors,
     normalized_scores,
-    query_identifiers,
     reciprocal_rank_fusion,
     score_fusion,
-    sequence_neighbours,
-    spread_to_neighbours,
 )
-from memctl.core.speakers import speaker_of, turns_of_asked
-from memctl.core.text_tokens import searchable_text
 from memctl.integrations.word_frequency import zipf
 from memctl.service.after_reply import later
-from memctl.service.retrieval.answers import add_answer_bonus
 from memctl.service.retrieval.embedding import index_model, model_settings
+from memctl.service.retrieval.explain import OUTSIDE_DATES, Trace
 from memctl.service.retrieval.hits import (
-    EVIDENCE_DEPTH,
     Evidence,
     Hit,
     attach_neighbours,
-    mostly_cjk,
     select_hits,
 )
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.service.retrieval.query_vectors import start_query_embedding
-from memctl.service.retrieval.second_hop import covering_order, follow_bridges
+from memctl.service.retrieval.stages import Candidates, Ranking, run_stages
 from memctl.service.retrieval.text_prefetch import take_prefetched
 from memctl.service.retrieval.timing import (
-    add_time_bonus,
     explicit_window,
     in_window,
     iso,
     query_window,
     telling_window,
-    without_phrase,
 )
 from memctl.store.access import record_access
 
@@ -115,6 +101,8 @@ def recall(
     since: str | datetime | None = None,
     until: str | datetime | None = None,
     as_of: str | datetime | None = None,
+    trace: Trace | None = None,
+    weigh_meaning: bool = True,
 ) -> list[Hit]:
     """At most `k` memories about `query`, best first; none when nothing is relevant enough.
 
@@ -125,6 +113,9 @@ def recall(
     newer one supersedes is left out unless `include_superseded`. `since`/`until` keep only
     memories dated in [since, until); a time expression in the query ("last week", "in May",
     上周) favours memories of that time, resolved against `as_of` (default: now).
+    `trace`, if given, is filled with each candidate's score after each stage (--explain).
+    A hit's relevance weighs its cosine to the query in every mode, bm25 included, so it means
+    the same in each; `weigh_meaning=False` weighs its words only (no model is loaded).
     """
     k = store.settings.recall.k if k is None else k
     if mode not in MODES:
@@ -134,7 +125,7 @@ def recall(
     if not query.strip():
         raise UsageError("The query is empty.")
     # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
-    if query_vector is None and mode in ("hybrid", "vector"):
+    if query_vector is None and (mode != "bm25" or weigh_meaning):
         query_vector = start_query_embedding(query, model_settings(store))
     if sync:
         sync_index(store)
@@ -143,7 +134,7 @@ def recall(
     floor = store.settings.recall.min_relevance if min_relevance is None else min_relevance
     bounds = explicit_window(since, until)
     where = build_filter(types, tags, agent, include_private, bounds)
-    options = _Options(floor, include_superseded, with_neighbours, bounds, as_of)
+    options = _Options(floor, include_superseded, with_neighbours, bounds, as_of, trace)
     return read_repairing(
         store,
         lambda: _search(store, query, k, mode, where, include_archived, query_vector, options),
@@ -161,6 +152,7 @@ class _Options:
     with_neighbours: bool
     bounds: tuple[datetime | None, datetime | None]
     as_of: str | datetime | None
+    trace: Trace | None = None
 
 
 def _search(
@@ -177,6 +169,7 @@ def _search(
     if include_archived:
         verify_index(store, archive=True)
     settings = store.settings.recall
+    trace = options.trace
     # Why: archived memories have their own table; the main one never holds them.
     indexes: list[Index] = [open_index(store)]
     if include_archived:
@@ -187,15 +180,15 @@ def _search(
             query_vector.exception()  # Why: let the model thread finish before the process exits.
         return []
     pool = max(settings.candidates, k * 3)
+    parsed = parse_query(query, zipf)
 
-    rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
     chunk_rows: dict[tuple[str, int], dict] = {}
     text_rows = (
-        _search_text(indexes, searchable_text(query), pool, where)
+        _search_text(indexes, parsed.searchable, pool, where)
         if mode in ("hybrid", "bm25")
         else None
     )
-    identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, query, pool, where)
+    identifier_rows = [] if mode == "vector" else _identifier_rows(indexes, parsed, pool, where)
     window = (
         query_window(query, options.as_of, lambda anchor: _anchor_date(store, anchor))
         if mode == "hybrid"
@@ -204,16 +197,25 @@ def _search(
     store_size = sum(index.count() for index in indexes)
     # Why this late: what needs no query vector is done while the model embeds the query.
     vector = None
-    if query_vector is not None and mode in ("hybrid", "vector"):
+    if query_vector is not None:
         vector = query_vector.result()
-    vector_rows = _search_vector(indexes, vector, pool, where) if vector is not None else None
-    window = telling_window(window, [*(text_rows or ()), *(vector_rows or ())])
+    vector_rows = (
+        _search_vector(indexes, vector, pool, where)
+        if vector is not None and mode in ("hybrid", "vector")
+        else None
+    )
     # Why: the words that name a time are answered by the date, not by the memory's words.
-    weights = term_weights(query_terms(without_phrase(query, window)), zipf)
+    window = telling_window(window, [*(text_rows or ()), *(vector_rows or ())])
+    parsed = parsed.with_window(window, zipf)
+    weights = dict(parsed.weights)
+    if trace is not None:
+        trace.query = parsed.to_dict()
 
     chunk_scores, top_single = _fuse(
         settings, vector_rows, text_rows, chunk_rows, weights, store_size
     )
+    if trace is not None:
+        trace.record("fusion", _best_chunks({}, chunk_rows, chunk_scores))
     for row in identifier_rows:
         key = _chunk_key(row, chunk_rows)
         chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
@@ -226,33 +228,24 @@ def _search(
     ):
         for row in found or ():
             sources.setdefault(row["id"], set()).add(name)
-    scores = _best_chunks(rows, chunk_rows, chunk_scores)
-    spread = list(settings.neighbour_weights)
-    if mode == "hybrid" and any(spread):  # Why: bm25/vector modes stay the plain retrievers
-        scores = _spread_to_neighbours(indexes, scores, rows, spread, sources)
-    if mode == "hybrid":  # Why after neighbours: a hop starts from the best hits as shown
-        hop_search = partial(_search_text, indexes, where=where)
-        scores = follow_bridges(scores, rows, weights, settings, hop_search, sources)
-    _add_recency_bonus(scores, rows, settings, top_single)
-    if window is not None:
-        add_time_bonus(scores, rows, window, settings.time_bonus * top_single)
-    if mode == "hybrid":
-        add_answer_bonus(scores, rows, asked_kind(query), settings.answer_bonus * top_single)
-        turns = _conversation_turns(scores, rows)
-        _add_speaker_bonus(scores, turns, query, settings.speaker_bonus * top_single)
-        _add_length_prior(scores, turns, settings.length_prior * top_single)
+    rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
+    candidates = Candidates(_best_chunks(rows, chunk_rows, chunk_scores), rows, sources)
+    if trace is not None and identifier_rows:
+        trace.record("identifier", candidates.scores)
+    ranking = Ranking(parsed, settings, mode, top_single, indexes)
+    run_stages(candidates, ranking, trace.record if trace is not None else None)
+    scores = candidates.scores
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
-    if mode == "hybrid":
-        depth = max(k * EVIDENCE_DEPTH, 20)
-        ranked = covering_order(ranked, scores, rows, weights, settings, depth)
+    if trace is not None:
+        trace.order = list(ranked)
     evidence = Evidence(
         weights,
         vector,
         vector_rows,
         {row["id"] for row in identifier_rows},
         cosine_scale(index_model(store).id),
-        mostly_cjk(query),
+        parsed.cjk,
         window,
     )
     hits = select_hits(
@@ -266,9 +259,14 @@ def _search(
         k,
         options.floor,
         options.include_superseded,
+        trace,
     )
     if options.bounds != (None, None):
-        hits = [hit for hit in hits if in_window(hit.date, *options.bounds)]
+        inside = [hit for hit in hits if in_window(hit.date, *options.bounds)]
+        if trace is not None:
+            for hit in set(hits) - set(inside):
+                trace.cut[hit.id] = OUTSIDE_DATES
+        hits = inside
     if options.with_neighbours:
         attach_neighbours(store, indexes, hits)
     _count_access(store, hits)
@@ -323,7 +321,6 @@ def _fuse(
             base,
             best_coverage,
             [score for _, score in lists[0]],
-            settings.coverage_exponent,
             settings.peak_gain,
             settings.coverage_chance,
         )
@@ -359,39 +356,22 @@ def _with_prior(bm25, text_rows, chunk_rows, weights, share) -> dict:
 
 def _anchor_date(store: Store, anchor: str) -> datetime | None:
     """The date of the memory an event phrase ("the migration") clearly names, if one does."""
-    found = recall(store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5)
+    found = recall(
+        store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5, weigh_meaning=False
+    )
     return parse_time(found[0].date) if found else None
 
 
-def _identifier_rows(indexes: list[Index], query: str, pool: int, where: MemoryFilter) -> list[Row]:
+def _identifier_rows(
+    indexes: list[Index], query: ParsedQuery, pool: int, where: MemoryFilter
+) -> list[Row]:
     """Rows that contain an exact identifier of the query verbatim."""
     return [
         row
-        for identifier in query_identifiers(query)
+        for identifier in query.identifiers
         for row in _search_text(indexes, identifier, pool, where)
         if contains_identifier(row["text"], identifier)
     ]
-
-
-def _spread_to_neighbours(indexes, scores, rows, weights, sources) -> dict[str, float]:
-    """Memories written just before or after a candidate in the same session share its score."""
-    sequences = sorted({row["sequence"] for row in rows.values() if row.get("sequence")})
-    if not sequences:
-        return scores
-    members: dict[str, list[tuple[str, str]]] = {}
-    for index in indexes:
-        for row in index.sequence_rows(sequences):
-            members.setdefault(row["sequence"], []).append((row.get("created") or "", row["id"]))
-    ordered = {seq: [memory_id for _, memory_id in sorted(items)] for seq, items in members.items()}
-    spread = spread_to_neighbours(scores, sequence_neighbours(ordered), weights)
-    missing = [memory_id for memory_id in spread if memory_id not in rows]
-    for index in indexes:
-        for row in index.rows_for_ids(missing):
-            if int(row.get("chunk") or 0) == 0:
-                rows.setdefault(row["id"], row)
-    for memory_id in missing:
-        sources.setdefault(memory_id, set()).add("neighbour")
-    return {memory_id: score for memory_id, score in spread.items() if memory_id in rows}
 
 
 def _chunk_key(row: dict, chunk_rows: dict[tuple[str, int], dict]) -> tuple[str, int]:
@@ -408,54 +388,6 @@ def _best_chunks(rows: dict[str, dict], chunk_rows: dict, chunk_scores: dict) ->
     for memory_id, (_, negative_chunk) in best.items():
         rows[memory_id] = chunk_rows[(memory_id, -negative_chunk)]
     return {memory_id: score for memory_id, (score, _) in best.items()}
-
-
-def _add_recency_bonus(
-    scores: dict[str, float], rows: dict[str, dict], settings: RecallSettings, top_rank: float
-) -> None:
-    """Fresh memories gain at most a share of one retriever's top score: added, never multiplied."""
-    share, half_life = settings.recency_bonus, settings.recency_half_life_days
-    if share <= 0:
-        return
-    now = datetime.now(timezone.utc)
-    for memory_id in scores:
-        row = rows[memory_id]
-        created = parse_time(row.get("created") or row.get("updated"))
-        if created is not None:
-            age_days = (now - created).total_seconds() / DAY_SECONDS
-            scores[memory_id] += recency_bonus(age_days, share * top_rank, half_life)
-
-
-def _conversation_turns(scores: dict[str, float], rows: dict[str, dict]) -> dict[str, str]:
-    """The candidates written in sequence (a session's turns), by id, with their text.
-
-    Only these are turns: elsewhere a leading "Note:" is a heading, not a speaker, and a short
-    note written on its own is meant to hold something, not chatter."""
-    return {
-        memory_id: rows[memory_id]["text"]
-        for memory_id in scores
-        if rows[memory_id].get("sequence")
-    }
-
-
-def _add_speaker_bonus(
-    scores: dict[str, float], turns: dict[str, str], query: str, bonus: float
-) -> None:
-    """Turns spoken by the person the query asks about gain `bonus` (core.speakers)."""
-    if bonus <= 0:
-        return
-    labels = {memory_id: speaker_of(text) for memory_id, text in turns.items()}
-    for memory_id in turns_of_asked(query, labels):
-        scores[memory_id] += bonus
-
-
-def _add_length_prior(scores: dict[str, float], turns: dict[str, str], share: float) -> None:
-    """Turns gain `share` x their length prior (core.ranking.length_priors): chatter shorter
-    than the usual candidate gets less."""
-    if share <= 0:
-        return
-    for memory_id, prior in length_priors(turns).items():
-        scores[memory_id] += share * prior
 
 
 def _count_access(store: Store, hits: list[Hit]) -> None:

@@ -120,13 +120,3 @@ def tells_a_time(row: dict) -> bool:
     tell of ("last week", "on May 3")?"""
     text = row.get("text") or ""
     return states_schedule(text) or told_window(text, row.get("created") or "") is not None
-
-
-def without_phrase(query: str, window: Window | None) -> str:
-    """The query without the words that named its time."""
-    if window is None or not window.phrase:
-        return query
-    start = query.lower().find(window.phrase)
-    if start < 0:
-        return query
-    return (query[:start] + " " + query[start + len(window.phrase) :]).strip() or query

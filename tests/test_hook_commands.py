@@ -1,0 +1,107 @@
+"""Installed hooks run the memctl that installed them, whatever PATH Claude Code has; `hooks
+status` calls each installed hook dry and reports the ones that cannot start."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memctl.agents.claude_code import CHECK_ENV, HOOK_SPECS
+from memctl.cli.app import app
+from memctl.cli.commands import hooks as hooks_command
+
+runner = CliRunner()
+BARE_PATH = "/usr/bin:/bin"  # what a GUI-started Claude Code may have: no venv, no pipx folder
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    root.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("MEMCTL_STORE", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    assert runner.invoke(app, ["init"]).exit_code == 0
+    return root
+
+
+def installed_commands(project: Path) -> dict[str, str]:
+    data = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    return {event: groups[0]["hooks"][0]["command"] for event, groups in data["hooks"].items()}
+
+
+def run_dry(command: str, path: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": path, CHECK_ENV: "1", "MEMCTL_NO_SERVER": "1"}
+    return subprocess.run(
+        ["/bin/sh", "-c", command], env=env, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.mark.slow
+def test_installed_hooks_run_without_memctl_on_path(project, monkeypatch):
+    # memctl is on the installing shell's PATH (an activated venv) ...
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    result = runner.invoke(app, ["hooks", "install", "claude-code"])
+    assert result.exit_code == 0, result.output
+    commands = installed_commands(project)
+    assert set(commands) == {spec.event for spec in HOOK_SPECS}
+    for command in commands.values():
+        assert not command.startswith("memctl ")  # ... but not on Claude Code's
+    ran = run_dry(commands["SessionStart"], BARE_PATH)
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_the_default_command_is_this_memctl_quoted(tmp_path, monkeypatch):
+    script = tmp_path / "my tools" / "memctl"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n", encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(script), "hooks", "install"])
+    assert hooks_command.default_command_prefix() == shlex.quote(str(script))
+    assert shlex.split(hooks_command.default_command_prefix()) == [str(script)]
+    # Not started as a memctl script, and none beside this Python: the interpreter's -m.
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    assert shlex.split(hooks_command.default_command_prefix()) == [
+        str(tmp_path / "python"),
+        "-m",
+        "memctl",
+    ]
+
+
+def test_the_command_override_is_kept(project):
+    result = runner.invoke(
+        app, ["hooks", "install", "claude-code", "--command", "uvx memctl", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert installed_commands(project)["SessionEnd"] == "uvx memctl hook claude-code session-end"
+
+
+@pytest.mark.slow
+def test_status_reports_hooks_that_cannot_start(project):
+    missing = "/nowhere/bin/memctl"
+    assert (
+        runner.invoke(app, ["hooks", "install", "claude-code", "--command", missing]).exit_code == 0
+    )
+    status = runner.invoke(app, ["hooks", "status", "--json"])
+    assert status.exit_code == 0, status.output
+    failing = json.loads(status.stdout)["claude_code"]["project"]["failing"]
+    assert set(failing) == {spec.event for spec in HOOK_SPECS}
+    assert all(problem.startswith("exit 127") for problem in failing.values())
+    shown = runner.invoke(app, ["hooks", "status"])
+    assert "4 failing" in shown.stdout and "exit 127" in shown.stdout
+
+    good = shlex.join([sys.executable, "-m", "memctl"])
+    assert runner.invoke(app, ["hooks", "install", "claude-code", "--command", good]).exit_code == 0
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--json"]).stdout)
+    assert status["claude_code"]["project"]["failing"] == {}
