@@ -73,6 +73,7 @@ def register(app: typer.Typer) -> None:
         if publish:
             _publish(store, as_json)
             return
+        from memctl.service.anchoring import carry_renames
         from memctl.service.retrieval.remote import pull_index
 
         previous = None
@@ -81,6 +82,9 @@ def register(app: typer.Typer) -> None:
 
             previous = index_model(store)
             choose_model(store, model)
+        # Why first: a file git renamed since the last sync carries its memories' anchors along
+        # (the post-merge and post-checkout hooks run `memctl index`), before they are indexed.
+        carried = carry_renames(store)
         pulled = pull_index(store)
         bar, update = progress_reporter()
         try:
@@ -104,6 +108,7 @@ def register(app: typer.Typer) -> None:
                 {
                     **report.to_dict(),
                     "maintenance": {k: v.to_dict() for k, v in tidied.items()},
+                    "anchors_carried": carried,
                     **({"published": pulled} if pulled else {}),
                     **({"strict": findings} if strict else {}),
                 }
@@ -118,6 +123,8 @@ def register(app: typer.Typer) -> None:
                 markup=False,
             )
         warn_problems(report.problems)
+        if carried:
+            stdout.print(f"anchors carried along git renames: {', '.join(carried)}", markup=False)
         stdout.print(
             f"added {report.added}, updated {report.updated}, removed {report.removed}, "
             f"unchanged {report.unchanged}, embedded {report.embedded}"
