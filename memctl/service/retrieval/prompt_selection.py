@@ -25,13 +25,10 @@ def store_term_counts(store: Store) -> TermCounts:
     index = open_index(store)
     if not index.exists():
         return TermCounts(0, {})
-    table = index.scan(["id", "embed_hash", "text"])
-    if table is None:
-        return TermCounts(0, {})
-    rows = table.to_pylist()
+    rows = index.rows(None, ["id", "embed_hash", "text"])
     # Why this key: any memory written, changed or forgotten changes the set of embed hashes.
     state = (len(rows), hash(frozenset((row["id"], row["embed_hash"]) for row in rows)))
-    place = str(index.table_dir)
+    place = str(store.root)
     with _lock:
         kept = _counts.get(place)
     if kept is not None and kept[0] == state:
