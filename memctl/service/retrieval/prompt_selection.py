@@ -25,14 +25,16 @@ def store_term_counts(store: Store) -> TermCounts:
     index = open_index(store)
     if not index.exists():
         return TermCounts(0, {})
-    rows = index.rows(None, ["id", "embed_hash", "text"])
-    # Why this key: any memory written, changed or forgotten changes the set of embed hashes.
-    state = (len(rows), hash(frozenset((row["id"], row["embed_hash"]) for row in rows)))
+    # Why this key: any memory written, changed or forgotten changes the set of embed hashes;
+    # reading them is cheaper than reading (and counting) every text again.
+    keys = index.rows(None, ["id", "embed_hash"])
+    state = (len(keys), hash(frozenset((row["id"], row["embed_hash"]) for row in keys)))
     place = str(store.root)
     with _lock:
         kept = _counts.get(place)
     if kept is not None and kept[0] == state:
         return kept[1]
+    rows = index.rows(None, ["id", "text"])
     texts: dict[str, list[str]] = {}
     for row in rows:
         texts.setdefault(row["id"], []).append(row["text"] or "")
