@@ -52,3 +52,26 @@ def test_prompt_hook_abstains_when_nothing_stands_out_and_injects_what_does(stor
     overrides = {"hooks": {"prompt_min_rarity": 0.0, "prompt_min_relevance": 0.0}}
     loose = with_overrides(store, overrides)
     assert "parser" in hook(loose, "speed up the slow parser tests", "s3")
+
+
+def test_a_memory_in_another_script_is_judged_on_relevance_alone(store, fake_embedder):
+    """An English prompt shares no words with a Chinese note: the rare-word check cannot apply."""
+    from types import SimpleNamespace
+
+    from memctl.service.retrieval.prompt_selection import rare_term_hits
+
+    for rule in [*RULES, "发布前运行 cargo xtask codegen 生成解析器代码"]:
+        service.add_memory(store, rule, dedup=False, sync=False)
+    service.sync_index(store)
+
+    def hit(text: str) -> SimpleNamespace:
+        return SimpleNamespace(title=text, body="", store="project")
+
+    chinese, common = hit("发布前运行 cargo xtask codegen 生成解析器代码"), hit(RULES[1])
+    kept = rare_term_hits(
+        [chinese, common], "speed up the slow parser tests", {"project": store}, 0.8
+    )
+    assert kept == [chinese]
+    assert rare_term_hits([common], "speed up the parser tests", {"project": store}, 0.0) == [
+        common
+    ]

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from memctl.config import Store
+from memctl.core.query import mostly_cjk
 from memctl.core.rare_terms import TermCounts, rarest_shared, term_counts, terms
 from memctl.service.retrieval.indexing import open_index
 
@@ -48,11 +49,13 @@ def rare_term_hits(
     hits: Iterable[Any], prompt: str, stores: dict[str, Store], min_rarity: float
 ) -> list[Any]:
     """The hits that share with the prompt a term of at least `min_rarity` in their own store
-    (0 keeps every hit)."""
+    (0 keeps every hit). A memory written in another script than the prompt (an English prompt,
+    a Chinese note) shares no words with it by nature: its relevance alone decides."""
     hits = list(hits)
     if min_rarity <= 0:
         return hits
     asked = terms(prompt)
+    prompt_cjk = mostly_cjk(prompt)
     counts: dict[str, TermCounts] = {}
     kept = []
     for hit in hits:
@@ -60,6 +63,9 @@ def rare_term_hits(
         if label not in counts:
             counts[label] = store_term_counts(stores[label])
         text = f"{hit.title}\n{hit.body}"
-        if rarest_shared(asked, text, counts[label]) >= min_rarity:
+        if (
+            mostly_cjk(text) != prompt_cjk
+            or rarest_shared(asked, text, counts[label]) >= min_rarity
+        ):
             kept.append(hit)
     return kept
