@@ -166,6 +166,12 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
     budgets: dict[str, float] = setting({}, above=0)  # hook slug -> seconds before it gives up
+    # Action time (PreToolUse): memories anchored to the file or command about to be touched,
+    # plus at most action_k recall matches for its path and text at action_min_relevance.
+    action_budget: int = setting(300, at_least=1)
+    action_k: int = setting(1, at_least=0)
+    action_min_relevance: float | None = setting(0.6, at_least=0, at_most=1)
+    always_budget: int = setting(300, at_least=0)  # session start: `apply: always` memories
 
 
 _DECAY = decay_model.DecaySettings()  # the decay model's own defaults

@@ -20,6 +20,7 @@ from memctl.agents.ingest import ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
+from memctl.core.tokens import estimate_tokens
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.service.provenance import gates_for, injectable
@@ -27,7 +28,7 @@ from memctl.service.retrieval.context import context_block
 from memctl.service.retrieval.prompt_selection import rare_term_hits
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
-from memctl.store.hook_state import load_session_state, safe_name, save_session_state
+from memctl.store.hook_state import load_session_state, remember_shown, safe_name
 
 LOG_NAME = "hooks.log"
 PROMPT_HEADING = "## memctl: memories related to this prompt"
@@ -60,14 +61,6 @@ def find_hook_store(
 # --- per-session bookkeeping ----------------------------------------------------------------
 
 
-def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: bool) -> None:
-    state = load_session_state(store, session_id)
-    shown = [] if reset else list(state.get("shown") or [])
-    shown.extend(i for i in ids if i not in shown)
-    state["shown"] = shown
-    save_session_state(store, session_id, state)
-
-
 # --- SessionStart ---------------------------------------------------------------------------
 
 
@@ -75,10 +68,20 @@ def session_start_context(
     store: Store, payload: HookPayload, user_store: Store | None = None
 ) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
+    from memctl.agents.action_events import always_block, one_fence, record
+
     budget = store.settings.hooks.session_start_budget
-    markdown, shown = context_block(store, budget, payload.session_id, user_store=user_store)
+    rules, rule_ids = always_block(
+        store, user_store, min(budget, store.settings.hooks.always_budget)
+    )
+    markdown, shown = context_block(
+        store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
+    )
+    shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
+    markdown = one_fence(rules, markdown)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
-    _remember_shown(store, payload.session_id, shown, reset=True)
+    remember_shown(store, payload.session_id, shown, reset=True)
+    record(store, payload, shown, markdown)
     return markdown
 
 
@@ -109,7 +112,10 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         purpose=PROMPT,
     )
     hits = recall(request).hits
+    from memctl.agents.action_events import not_automatic, record
+
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
+    shown |= not_automatic(store, user_store)
     hits = rare_term_hits(
         (hit for hit in hits if hit.id not in shown),
         request.query,
@@ -126,6 +132,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         # Why after the reply: the agent waits for the block, not for this bookkeeping (the
         # resident server writes it before it takes the next request; a one-shot process now).
         later(lambda: _note_shown(store, payload, block.shown))
+        later(lambda: record(store, payload, block.shown, block.markdown))
     return block.markdown
 
 
@@ -133,7 +140,7 @@ def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> Non
     """Add `ids` to the session's shown list; a failure is logged, never the prompt's problem
     (at worst a memory is shown again)."""
     try:
-        _remember_shown(store, payload.session_id, ids, reset=False)
+        remember_shown(store, payload.session_id, ids, reset=False)
     except OSError as error:
         log_hook_error(
             log_path(store), payload.event, payload.session_id, f"shown list not saved: {error}"
@@ -242,11 +249,23 @@ def claude_code_handlers(
         finish_interrupted_forgets(store, user_store)
         return prompt_context(store, payload, user_store)
 
+    def pre_tool_use(payload: HookPayload) -> str:
+        from memctl.agents.action_events import action_context
+
+        return action_context(store, payload, user_store)
+
+    def stop(payload: HookPayload) -> None:
+        from memctl.agents.action_events import note_reply
+
+        note_reply(store, payload)
+
     return {
         "SessionStart": session_start,
         "UserPromptSubmit": prompt,
         "PreCompact": pre_compact,
         "SessionEnd": session_end,
+        "PreToolUse": pre_tool_use,
+        "Stop": stop,
     }
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from memctl.core.anchors import KEY_ORDER as ANCHOR_ORDER
+from memctl.core.anchors import anchor_problem
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.ids import ID_RULE, is_safe_id
 from memctl.core.memory import (
@@ -175,6 +177,9 @@ def _memory_from(path, data: dict, body: str, default_id: str, default_type: str
             path, _line_of(data, "version"), "'version' must be an integer"
         ) from None
     known = set(FIELD_ORDER)
+    problem = anchor_problem(data)
+    if problem is not None:
+        raise InvalidMemoryFile(path, _line_of(data, problem[0]), problem[1])
     return Memory(
         id=_checked_id(path, data, default_id),
         title=str(data.get("title") or ""),
@@ -224,8 +229,14 @@ def front_matter_dict(memory: Memory, full: bool = True) -> dict[str, Any]:
             keep = True
         if keep:
             out[key] = value
+    # Why this order: where and when a memory applies (core/anchors) reads best right after
+    # memctl's own fields; a memory without them renders exactly as before.
+    for key in ANCHOR_ORDER:
+        if key in memory.extra:
+            out[key] = memory.extra[key]
     for key in sorted(memory.extra):
-        out[key] = memory.extra[key]
+        if key not in ANCHOR_ORDER:
+            out[key] = memory.extra[key]
     return out
 
 

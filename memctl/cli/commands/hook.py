@@ -53,7 +53,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         event: str = typer.Argument(
             ...,
-            help="session-start, user-prompt-submit, pre-compact or session-end.",
+            help="session-start, user-prompt-submit, pre-tool-use, stop, pre-compact or "
+            "session-end.",
             metavar="EVENT",
         ),
         plain: bool = typer.Option(

@@ -69,6 +69,7 @@ def register(app: typer.Typer) -> None:
         if publish:
             _publish(store, as_json)
             return
+        from memctl.service.anchoring import carry_renames
         from memctl.service.retrieval.remote import pull_index
 
         previous = None
@@ -77,6 +78,9 @@ def register(app: typer.Typer) -> None:
 
             previous = index_model(store)
             choose_model(store, model)
+        # Why first: a file git renamed since the last sync carries its memories' anchors along
+        # (the post-merge and post-checkout hooks run `memctl index`), before they are indexed.
+        carried = carry_renames(store)
         pulled = pull_index(store)
         bar, update = progress_reporter()
         try:
@@ -99,6 +103,7 @@ def register(app: typer.Typer) -> None:
                 {
                     **report.to_dict(),
                     "maintenance": {k: v.to_dict() for k, v in tidied.items()},
+                    "anchors_carried": carried,
                     **({"published": pulled} if pulled else {}),
                 }
             )
@@ -110,6 +115,8 @@ def register(app: typer.Typer) -> None:
                 markup=False,
             )
         warn_problems(report.problems)
+        if carried:
+            stdout.print(f"anchors carried along git renames: {', '.join(carried)}", markup=False)
         stdout.print(
             f"added {report.added}, updated {report.updated}, removed {report.removed}, "
             f"unchanged {report.unchanged}, embedded {report.embedded}"

@@ -135,9 +135,15 @@ def register(app: typer.Typer) -> None:
     def recall_command(
         ctx: typer.Context,
         query: str = typer.Argument(
-            ...,
+            None,
             help="What you want to remember, in your own words or an exact identifier.",
             metavar="QUERY",
+        ),
+        paths: list[str] = typer.Option(
+            [],
+            "--path",
+            help="A file about to be touched: the memories anchored to it and the best "
+            "matches for it (as the action-time hook injects them); repeatable.",
         ),
         k: int = typer.Option(
             None,
@@ -205,6 +211,14 @@ def register(app: typer.Typer) -> None:
         --explain shows how each candidate ranked, stage by stage (docs/recall-pipeline.md).
         Example: memctl recall "how do we deploy" -k 3 --format context
         """
+        if paths:
+            from memctl.cli.commands.anchors import path_recall
+
+            return path_recall(
+                ctx, paths, query or "", k, store_only, as_json or output_format == "json"
+            )
+        if query is None:
+            raise UsageError("Give a QUERY to recall, or --path FILE.")
         if output_format not in FORMATS:
             raise UsageError(
                 f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."

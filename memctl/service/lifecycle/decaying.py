@@ -89,6 +89,18 @@ def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemo
     return found, problems
 
 
+STALE_WEIGHT = 0.5  # share of its importance a stale memory keeps when decay scores it
+
+
+def _stale_ids(store: Store) -> set[str]:
+    from memctl.service.anchoring import stale_memories
+
+    try:
+        return {item.id for item in stale_memories([("project", store)], persist=False)}
+    except OSError:
+        return set()
+
+
 def plan(
     store: Store,
     now: datetime | None = None,
@@ -99,6 +111,7 @@ def plan(
     settings = store.settings.decay.model()
     memories, problems = scanned or scan_memories(store)
     access = load_access(store.state_dir)
+    stale = _stale_ids(store)
     items = []
     for entry in memories:
         memory, stat = entry.memory, access.get(entry.memory.id)
@@ -109,7 +122,8 @@ def plan(
                 type=memory.type,
                 # Why: hand-written files often lack `created`; their mtime is the best age we have.
                 created=parse_time(memory.created) or entry.mtime,
-                importance=float(memory.importance),
+                # Why: a memory whose anchored code is gone (`memctl stale`) is worth less.
+                importance=float(memory.importance) * (STALE_WEIGHT if memory.id in stale else 1),
                 pinned=bool(memory.pinned),
                 expires=parse_time(memory.expires),
                 access_count=stat.count if stat else 0,
