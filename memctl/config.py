@@ -164,7 +164,8 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     prompt_budget: int = setting(400, at_least=1)
     prompt_k: int = setting(3, at_least=1)
     prompt_min_chars: int = setting(12, at_least=0)
-    prompt_min_relevance: float | None = setting(None, at_least=0, at_most=1)  # None: recall's
+    prompt_min_relevance: float | None = setting(0.4, at_least=0, at_most=1)  # None: recall's
+    prompt_min_rarity: float = setting(0.8, at_least=0, at_most=1)  # core.rare_terms; 0: off
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
     budgets: dict[str, float] = setting({}, above=0)  # hook slug -> seconds before it gives up

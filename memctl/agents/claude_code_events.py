@@ -25,6 +25,7 @@ from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.service.provenance import gates_for, injectable
 from memctl.service.retrieval.context import context_block
+from memctl.service.retrieval.prompt_selection import rare_term_hits
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
 from memctl.store.hook_state import load_session_state, remember_shown, safe_name
@@ -90,9 +91,10 @@ def session_start_context(
 def prompt_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
     """A few memories relevant to the prompt and not yet shown in this session; "" if none.
 
-    Recall's relevance floor (hooks.prompt_min_relevance, else recall.min_relevance) decides, in
+    A memory is injected when it clears the hook's relevance floor (hooks.prompt_min_relevance)
+    and shares with the prompt a word that is rare in its store (hooks.prompt_min_rarity), in
     the project store and the user store alike: a prompt nothing in the store is about gets
-    nothing rather than the nearest noise.
+    nothing rather than the nearest noise (docs/prompt-hook-selection.md).
     """
     settings = store.settings.hooks
     if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
@@ -114,8 +116,14 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
 
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     shown |= not_automatic(store, user_store)
+    hits = rare_term_hits(
+        (hit for hit in hits if hit.id not in shown),
+        request.query,
+        dict(stores),
+        settings.prompt_min_rarity,
+    )
     gates = gates_for({"project": store, "user": user_store})
-    fresh = injectable((hit for hit in hits if hit.id not in shown), gates)
+    fresh = injectable(hits, gates)
     items = [
         BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
     ]
