@@ -272,3 +272,13 @@ def test_a_quick_exit_keeps_exit_codes_and_delivers_all_output(project):
         [exe, "context", "ingest worker"], capture_output=True, text=True, cwd=project, check=False
     )
     assert context.returncode == 0 and "ingest worker" in context.stdout
+
+
+@pytest.mark.usefixtures("fake_embedder")
+def test_recall_table_shows_a_one_line_memory_once_and_a_longer_ones_body(project):
+    invoke("add", "TW-E4012 means the reconcile job ran on half a manifest; rerun it")
+    invoke("add", "Deploys need a ticket. Open one in OPS before make release runs")
+    out = invoke("recall", "TW-E4012", "-k", "1").stdout
+    assert out.count("reconcile") == 1, out
+    out = invoke("recall", "make release", "-k", "1").stdout
+    assert "Deploys need a ticket" in out and "Open one in OPS" in out, out
