@@ -156,3 +156,19 @@ def test_no_page_is_named_after_a_development_round(page):
     text = page.read_text(encoding="utf-8")
     rounds = re.findall(r"\b(?:sessions? \d+|issue \d+|round \d+|iteration \d+)\b", text, re.I)
     assert rounds == []
+
+
+# Why: the PyPI package named `memctl` is another project (a different memory tool with its own
+# `memctl` command), so "pip install memctl" installs something else, and the plugin would run it.
+PYPI_NAME = re.compile(r"\bpipx? install (?:-\S+ )*['\"]?memctl\b")
+USER_FACING = [
+    *(page for page in PAGES if page.name != "CHANGELOG.md"),  # a release's record stays as it was
+    *sorted(p for p in (REPO / "plugin").rglob("*") if p.is_file()),
+    *sorted((REPO / "memctl" / "templates").rglob("*.yaml")),
+    *sorted((REPO / "memctl").rglob("*.py")),
+]
+
+
+@pytest.mark.parametrize("path", USER_FACING, ids=lambda p: str(p.relative_to(REPO)))
+def test_nothing_tells_a_user_to_install_memctl_by_its_pypi_name(path):
+    assert PYPI_NAME.findall(path.read_text(encoding="utf-8")) == []
