@@ -418,9 +418,7 @@ def _build_context(
     # Why the fence's tokens first: the block the agent gets is fenced, and must fit the budget.
     inner = max(1, budget - count_tokens(fence("")) - 2)  # 2: the note names `budget` below
     held = synced.added + synced.updated + synced.unchanged
-    fitted = fit(
-        TITLE, sections, parts, inner, shares, count_tokens, _empty_text(held, used_query)
-    )
+    fitted = fit(TITLE, sections, parts, inner, shares, count_tokens, _empty_text(held, used_query))
     fenced = fence(fitted.text.replace(f"_To fit {inner} tokens:", f"_To fit {budget} tokens:"))
 
     level = {part.key: part for part in parts}
