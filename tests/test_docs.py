@@ -172,3 +172,11 @@ USER_FACING = [
 @pytest.mark.parametrize("path", USER_FACING, ids=lambda p: str(p.relative_to(REPO)))
 def test_nothing_tells_a_user_to_install_memctl_by_its_pypi_name(path):
     assert PYPI_NAME.findall(path.read_text(encoding="utf-8")) == []
+
+
+def test_every_command_on_the_first_help_page_shows_an_example():
+    """`memctl --help` lists these; each one's own --help shows how it is typed."""
+    top = typer.main.get_command(app).commands
+    shown = {name: command for name, command in top.items() if not command.hidden}
+    lacking = [name for name, command in shown.items() if "Example" not in (command.help or "")]
+    assert lacking == []

@@ -166,7 +166,9 @@ def register(app: typer.Typer) -> None:
         help=(
             "Install memctl into Claude Code, git and your shell. Installed hooks call "
             "`memctl hook claude-code EVENT` and `memctl hook git pre-commit`, which read the "
-            "hook's input and never break the agent."
+            "hook's input and never break the agent.\n\n"
+            "Examples: memctl hooks install claude-code; memctl hooks install git; "
+            "memctl hooks status"
         ),
         no_args_is_help=True,
     )

@@ -32,7 +32,10 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Create a memory store (.memory/ with config.yaml, README and .gitignore)."""
+        """Create a memory store (.memory/ with config.yaml, README and .gitignore).
+
+        Examples: memctl init (in the project's root); memctl init --user (your own store).
+        """
         if user:
             if directory is not None:
                 raise UsageError("--user creates the user store where it belongs; drop DIR.")

@@ -23,6 +23,8 @@ def register(app: typer.Typer) -> None:
         """Run the store's resident server in the foreground (for systemd, launchd, debugging).
 
         Hot commands start one in the background by themselves; see `memctl server status`.
+
+        Example: memctl --store /path/to/project/.memory serve --idle-minutes 0
         """
         if idle_minutes is not None and idle_minutes < 0:
             raise UsageError("--idle-minutes must be 0 (never) or more.")
@@ -41,7 +43,10 @@ def register(app: typer.Typer) -> None:
         os._exit(code)
 
     server_app = typer.Typer(
-        help="The store's resident server (started by hot commands): status and stop.",
+        help=(
+            "The store's resident server (started by hot commands): status and stop.\n\n"
+            "Example: memctl server status"
+        ),
         no_args_is_help=True,
     )
     app.add_typer(server_app, name="server")

@@ -20,7 +20,10 @@ def register(app: typer.Typer) -> None:
         now: str = typer.Option(None, "--now", help=NOW_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
     ) -> None:
-        """Counts by type and scope, the archive, the index on disk, decay scores."""
+        """Counts by type and scope, the archive, the index on disk, decay scores.
+
+        Example: memctl stats --json
+        """
         from memctl.service.lifecycle.stats import store_stats
 
         store = current_store(ctx)
