@@ -60,7 +60,9 @@ def _init_user(as_json: bool, multilingual: bool = False) -> None:
         print_json({"store": str(store.root), "user": True})
     else:
         stdout.print(f"Created your user store {store.root}")
-        stdout.print('Next: memctl add --user "I prefer answers in short bullet points"')
+        stdout.print(
+            'Next: memctl add --user "I prefer answers in short bullet points" --type preference'
+        )
     if repository is not None:
         stderr.print(
             f"Note: it is inside the git repository {repository}; memctl never commits it, "
