@@ -142,7 +142,8 @@ def plugin_warning(scopes: dict[str, dict]) -> str | None:
     return (
         f"memctl's Claude Code plugin is enabled in {' and '.join(plugin_in)} settings and its "
         "hooks are in settings too, so each event runs memctl twice. Keep one: "
-        "`memctl hooks uninstall claude-code` or `claude plugin uninstall memctl@memctl`."
+        "`memctl hooks uninstall claude-code` (--local or --user if installed there) or "
+        "`claude plugin uninstall memctl@memctl`."
     )
 
 
