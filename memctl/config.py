@@ -490,7 +490,7 @@ def _unknown_warning(source: Path | str, line: int, keys: tuple[str, ...]) -> st
     if tuple(keys) in REPLACED_KEYS:
         return (
             f"{source}:{line}: '{name}' was replaced by '{REPLACED_KEYS[tuple(keys)]}', a relevance "
-            "in [0, 1] rather than a cosine (ignored; see README, How recall works)"
+            "in [0, 1] rather than a cosine (ignored; see docs/recall.md)"
         )
     return (
         f"{source}:{line}: unknown setting '{name}' (ignored); "

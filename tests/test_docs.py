@@ -180,3 +180,15 @@ def test_every_command_on_the_first_help_page_shows_an_example():
     shown = {name: command for name, command in top.items() if not command.hidden}
     lacking = [name for name, command in shown.items() if "Example" not in (command.help or "")]
     assert lacking == []
+
+
+def test_every_page_a_message_points_to_exists_with_its_section():
+    """Errors and notes name a docs page (and a section): a newcomer must find them there."""
+    code = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "memctl").rglob("*.py")))
+    assert not re.search(r"\bsee README\b|README\.md, section", code)  # the README is a summary
+    named = re.findall(r"(docs/[\w-]+\.md)(?:, section \"([^\"]+)\")?", code)
+    assert named
+    for page, section in named:
+        assert (REPO / page).is_file(), page
+        if section:
+            assert f"\n## {section}\n" in (REPO / page).read_text(encoding="utf-8"), (page, section)
