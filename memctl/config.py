@@ -536,7 +536,10 @@ def find_store(
         path = Path(chosen).expanduser().resolve()
         if not path.is_dir():
             raise StoreNotFound(f"Store '{path}' does not exist. Create it with `memctl init`.")
-        return path
+        # Why: `--store ~/code/app` names the project; used as a store it would read nothing
+        # and leave .index/ and .state/ in the project's root.
+        inner = path / STORE_DIRNAME
+        return inner if path.name != STORE_DIRNAME and inner.is_dir() else path
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / STORE_DIRNAME

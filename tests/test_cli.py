@@ -134,6 +134,18 @@ def test_store_is_found_upward_and_by_option(project, monkeypatch):
     )
 
 
+@pytest.mark.usefixtures("fake_embedder")
+def test_store_option_naming_the_project_folder_uses_its_memory_store(project, monkeypatch):
+    invoke("add", "Postgres listens on port 5433 in the dev docker compose")
+    monkeypatch.chdir(project.parent)
+    listed = invoke("--store", str(project), "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert [m["title"] for m in json.loads(listed.stdout)] == [
+        "Postgres listens on port 5433 in the dev docker compose"
+    ]
+    assert sorted(p.name for p in project.iterdir()) == [".memory"]  # nothing left beside it
+
+
 @pytest.mark.slow
 def test_help_does_not_import_heavy_modules():
     # Every registered command, group and subcommand: `--help` must stay light.
