@@ -75,6 +75,17 @@ def test_add_list_show_recall_forget(project):
     assert json.loads(invoke("recall", "make release", "--json").stdout) == []
 
 
+def test_init_with_store_option_refuses_instead_of_creating_the_store_elsewhere(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--store", str(tmp_path / "elsewhere"), "init")
+    assert result.exit_code == 2 and "memctl init DIR" in result.output
+    assert list(tmp_path.iterdir()) == []  # nothing created here or there
+    assert invoke("init", str(tmp_path / "elsewhere")).exit_code == 0
+    assert (tmp_path / "elsewhere" / ".memory" / "config.yaml").is_file()
+
+
 @pytest.mark.usefixtures("fake_embedder")
 def test_add_reads_stdin(project):
     result = invoke("add", "-", "--json", input="Long text from a hook\nsecond line\n")

@@ -13,6 +13,7 @@ def register(app: typer.Typer) -> None:
     @app.command("init")
     @handles_errors
     def init_command(
+        ctx: typer.Context,
         directory: Path = typer.Argument(
             None,
             help="Project folder; the store is created as DIR/.memory (default: here).",
@@ -36,6 +37,7 @@ def register(app: typer.Typer) -> None:
 
         Examples: memctl init (in the project's root); memctl init --user (your own store).
         """
+        _refuse_store_option(ctx)
         if user:
             if directory is not None:
                 raise UsageError("--user creates the user store where it belongs; drop DIR.")
@@ -49,6 +51,15 @@ def register(app: typer.Typer) -> None:
         else:
             stdout.print(f"Created {store.root}")
             stdout.print('Next: memctl add "something worth remembering"')
+
+
+def _refuse_store_option(ctx: typer.Context) -> None:
+    """Why: `memctl --store PATH init` used to create .memory/ here, not at PATH, silently."""
+    source = ctx.find_root().get_parameter_source("store")
+    if getattr(source, "name", None) == "COMMANDLINE":  # not MEMCTL_STORE from the environment
+        raise UsageError(
+            "init takes the project folder, not --store: memctl init DIR creates DIR/.memory."
+        )
 
 
 def _init_user(as_json: bool, multilingual: bool = False) -> None:
