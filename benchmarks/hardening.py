@@ -1,6 +1,8 @@
-"""Hardening: the attacks and careless-user cases of issue 15, run with the real CLI, before/after.
+"""Hardening: the attacks and careless-user cases of issues 15 and 34, run with the real CLI,
+before/after.
 
     python -m benchmarks.hardening --before /tmp/memctl-before --json hardening.json
+    python -m benchmarks.hardening --part fast    # the issue-34 cases CI runs (benchmarks/hostile.py)
 
 Each case builds a fresh store in a temp folder and runs `python -m memctl ...` in a subprocess with
 PYTHONPATH set to a checkout: this repository ("after") and, with --before, an older checkout (e.g.
@@ -505,11 +507,22 @@ CASES: list[tuple[str, Callable[[Runner], str]]] = [
 ]
 
 
-def run_all(checkout: Path, only: list[str] | None) -> dict[str, str]:
+def selected_cases(part: str = "all") -> list[tuple[str, Callable[[Runner], str]]]:
+    """`fast`: the issue-34 cases CI runs (~30 s); `slow`: the rest; `all`: everything."""
+    from benchmarks.hostile import FAST_CASES, SLOW_CASES
+
+    if part == "fast":
+        return list(FAST_CASES)
+    if part == "slow":
+        return CASES + SLOW_CASES
+    return CASES + FAST_CASES + SLOW_CASES
+
+
+def run_all(checkout: Path, only: list[str] | None, part: str = "all") -> dict[str, str]:
     results = {}
     with tempfile.TemporaryDirectory(prefix="memctl-hardening-") as scratch:
         runner = Runner(checkout, Path(scratch))
-        for name, case in CASES:
+        for name, case in selected_cases(part):
             if only and not any(word in name for word in only):
                 continue
             try:
@@ -529,13 +542,19 @@ def main() -> None:
     parser.add_argument(
         "--only", nargs="*", help="run only the cases whose name holds one of these"
     )
+    parser.add_argument(
+        "--part",
+        choices=("all", "fast", "slow"),
+        default="all",
+        help="fast: the cases CI runs (~30 s); slow: the others",
+    )
     args = parser.parse_args()
     versions: dict[str, Path] = {}
     for path in args.before or []:
         label = "before" if len(args.before) == 1 else f"before ({_commit(path)})"
         versions[label] = path.resolve()
     versions["after"] = REPO
-    results = {label: run_all(path, args.only) for label, path in versions.items()}
+    results = {label: run_all(path, args.only, args.part) for label, path in versions.items()}
     names = list(results["after"])
     print("| case | " + " | ".join(versions) + " |")
     print("|---|" + "---|" * len(versions))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Any
 from memctl.core import decay as decay_model
 from memctl.core.embedding import AUTO, MODEL_CHOICES, model_spec
 from memctl.core.errors import InvalidConfig, StoreNotFound
+from memctl.core.safe_yaml import MAX_YAML_CHARS
 from memctl.core.schema import (
     KeyPath,
     SettingError,
@@ -31,6 +33,7 @@ from memctl.core.schema import (
     section,
     setting,
 )
+from memctl.core.terminal import printable
 from memctl.core.yaml_lines import BrokenYAML, line_of, load_with_lines
 
 STORE_DIRNAME = ".memory"
@@ -161,10 +164,17 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     prompt_budget: int = setting(400, at_least=1)
     prompt_k: int = setting(3, at_least=1)
     prompt_min_chars: int = setting(12, at_least=0)
-    prompt_min_relevance: float | None = setting(None, at_least=0, at_most=1)  # None: recall's
+    prompt_min_relevance: float | None = setting(0.4, at_least=0, at_most=1)  # None: recall's
+    prompt_min_rarity: float = setting(0.8, at_least=0, at_most=1)  # core.rare_terms; 0: off
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
     budgets: dict[str, float] = setting({}, above=0)  # hook slug -> seconds before it gives up
+    # Action time (PreToolUse): memories anchored to the file or command about to be touched,
+    # plus at most action_k recall matches for its path and text at action_min_relevance.
+    action_budget: int = setting(300, at_least=1)
+    action_k: int = setting(1, at_least=0)
+    action_min_relevance: float | None = setting(0.6, at_least=0, at_most=1)
+    always_budget: int = setting(300, at_least=0)  # session start: `apply: always` memories
 
 
 _DECAY = decay_model.DecaySettings()  # the decay model's own defaults
@@ -449,7 +459,7 @@ def read_config(root: Path) -> LoadedConfig:
         if seen is not None and seen[0] == (info.st_mtime_ns, info.st_size):
             cached = seen[1]
             return LoadedConfig(cached.settings, copy.deepcopy(cached.raw), cached.warnings)
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path)
     except FileNotFoundError:
         return LoadedConfig(Settings(), {})
     except (OSError, UnicodeError) as exc:
@@ -458,6 +468,23 @@ def read_config(root: Path) -> LoadedConfig:
     loaded = check_config(data, path, lines)
     _loaded[path] = ((info.st_mtime_ns, info.st_size), loaded)
     return LoadedConfig(loaded.settings, copy.deepcopy(loaded.raw), loaded.warnings)
+
+
+def read_config_text(path: Path) -> str:
+    """config.yaml's text: a regular file of at most MAX_YAML_CHARS, never a FIFO or a device
+    (opening one would wait forever). Raises InvalidConfig naming it otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidConfig(path, 1, "not a regular file; make it a YAML file or remove it")
+        if info.st_size > MAX_YAML_CHARS:
+            raise InvalidConfig(path, 1, f"larger than {MAX_YAML_CHARS // 1024} KiB; not read")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_YAML_CHARS + 1)
+    finally:
+        os.close(fd)
+    return raw.decode("utf-8")
 
 
 def check_config(
@@ -502,7 +529,7 @@ def config_error(store: Store, keys: KeyPath, problem: str) -> InvalidConfig:
     """A problem found while using a setting, pointed at that setting's line in config.yaml."""
     path = store.config_path
     try:
-        _, lines = _parse_yaml(path, path.read_text(encoding="utf-8"))
+        _, lines = _parse_yaml(path, read_config_text(path))
     except (OSError, UnicodeError, InvalidConfig):
         lines = {}
     return InvalidConfig(path, line_of(lines, keys), problem)
@@ -552,7 +579,7 @@ def find_store(
 
 
 def print_warning(message: str) -> None:
-    print(f"Warning: {message}", file=sys.stderr)
+    print(f"Warning: {printable(message)}", file=sys.stderr)
 
 
 _warned: set[str] = set()

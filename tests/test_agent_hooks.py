@@ -82,20 +82,21 @@ def test_install_merges_into_project_settings_and_uninstall_restores_them(projec
     assert result.exit_code == 0, result.output
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert (
-        data["model"] == "opus" and data["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]
+        data["model"] == "opus"
+        and data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
     )
     for spec in HOOK_SPECS:
-        assert data["hooks"][spec.event] == [
-            {
-                "hooks": [
-                    {
-                        "type": "command",
-                        "command": f"memctl hook claude-code {spec.slug}",
-                        "timeout": spec.timeout,
-                    }
-                ]
-            }
-        ]
+        ours = {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"memctl hook claude-code {spec.slug}",
+                    "timeout": spec.timeout,
+                }
+            ],
+            **({"matcher": spec.matcher} if spec.matcher else {}),
+        }
+        assert data["hooks"][spec.event][-1] == ours
 
     status = json.loads(invoke("hooks", "status", "--json").stdout)
     assert set(status["claude_code"]["project"]["installed"]) == {s.event for s in HOOK_SPECS}

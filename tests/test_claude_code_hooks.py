@@ -105,7 +105,7 @@ def test_install_keeps_existing_keys_and_foreign_hooks(tmp_path):
     assert result.added == [spec.event for spec in HOOK_SPECS]
     for key in ("model", "permissions", "env"):
         assert data[key] == EXISTING[key]
-    assert data["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
+    assert data["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
     assert data["hooks"]["SessionStart"][0] == EXISTING["hooks"]["SessionStart"][0]
     for spec in HOOK_SPECS:
         assert our_commands(data, spec.event) == [f"memctl hook claude-code {spec.slug}"]

@@ -42,7 +42,9 @@ def test_the_plugin_hooks_are_memctls_own_events_and_timeouts():
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == {spec.event for spec in HOOK_SPECS}
     for spec in HOOK_SPECS:
-        ((handler,),) = [group["hooks"] for group in hooks[spec.event]]
+        ((group,),) = [hooks[spec.event]]
+        (handler,) = group["hooks"]
+        assert group.get("matcher") == spec.matcher
         assert handler["timeout"] == spec.timeout
         assert shlex.split(handler["command"])[-3:] == ["hook", "claude-code", spec.slug]
 

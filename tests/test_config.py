@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from memctl import service
-from memctl.config import DEFAULTS, Settings, check_config, open_store
+from memctl.config import DEFAULTS, HooksSettings, Settings, check_config, open_store
 from memctl.core.errors import InvalidConfig
 
 
@@ -116,7 +116,7 @@ def test_the_environment_is_read_once_and_not_kept(store):
 def test_a_replaced_key_names_its_successor_and_is_not_carried_over():
     data = {"hooks": {"prompt_min_similarity": 0.3}, "context": {"min_similarity": 0.2}}
     loaded = check_config(data, "config.yaml", {("hooks", "prompt_min_similarity"): 2})
-    assert loaded.settings.hooks.prompt_min_relevance is None
+    assert loaded.settings.hooks.prompt_min_relevance == HooksSettings().prompt_min_relevance
     assert any(
         "config.yaml:2: 'hooks.prompt_min_similarity' was replaced by 'hooks.prompt_min_relevance'"
         in warning

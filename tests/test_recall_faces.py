@@ -33,10 +33,13 @@ def notes_store(store, fake_embedder, monkeypatch):
     monkeypatch.chdir(store.root.parent)
     for text in NOTES:
         service.add_memory(store, text)
-    # Why: the hook abstains below its floor; at 0 it shows its k best, as the others do.
+    # Why: the hook abstains below its floor or without a rare shared word; with both off it
+    # shows its k best, as the others do.
     path = store.root / CONFIG_FILENAME
     config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    config.setdefault("hooks", {}).update(prompt_min_relevance=0, prompt_k=3, prompt_budget=4000)
+    config.setdefault("hooks", {}).update(
+        prompt_min_relevance=0, prompt_min_rarity=0, prompt_k=3, prompt_budget=4000
+    )
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     return open_store(store.root)
 

@@ -26,7 +26,10 @@ class HookSpec:
     slug: str  # the word after `memctl hook claude-code`
     timeout: int  # seconds Claude Code waits before cancelling the command
     budget_s: float  # memctl's own limit, safely inside `timeout`, after which it prints nothing
+    matcher: str | None = None  # tool events: which tools' calls run the hook
 
+
+ACTION_TOOLS = "Read|Edit|Write|MultiEdit|Bash"
 
 # SessionEnd hooks share a 1.5 s default budget unless a hook sets `timeout` (raised up to 60 s),
 # so every entry carries an explicit timeout.
@@ -35,8 +38,14 @@ HOOK_SPECS: tuple[HookSpec, ...] = (
     HookSpec("UserPromptSubmit", "user-prompt-submit", timeout=10, budget_s=6.0),
     HookSpec("PreCompact", "pre-compact", timeout=60, budget_s=50.0),
     HookSpec("SessionEnd", "session-end", timeout=30, budget_s=25.0),
+    # Action time: Claude Code (2.1.x) adds a PreToolUse hook's hookSpecificOutput
+    # .additionalContext before the tool runs. Stop only records which memories the reply used.
+    HookSpec("PreToolUse", "pre-tool-use", timeout=10, budget_s=3.0, matcher=ACTION_TOOLS),
+    HookSpec("Stop", "stop", timeout=10, budget_s=5.0),
 )
-CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse"})
+# Events whose plain stdout Claude Code adds as context; the others need the JSON form.
+PLAIN_CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 
 _OURS = re.compile(r"memctl\S*\s+hook\s+claude-code(?:\s|$)")
 _EVENT_KEY = re.compile(r"[^a-z]")
@@ -197,12 +206,23 @@ def install_hooks(
         groups = hooks.setdefault(spec.event, [])
         ours = _our_entries(groups)
         if not ours:
-            groups.append({"hooks": [wanted]})
+            groups.append(
+                {"matcher": spec.matcher, "hooks": [wanted]}
+                if spec.matcher
+                else {"hooks": [wanted]}
+            )
             result.added.append(spec.event)
             continue
-        (_, first), duplicates = ours[0], ours[1:]
-        if any(first.get(key) != value for key, value in wanted.items()) or duplicates:
+        (group, first), duplicates = ours[0], ours[1:]
+        stale_matcher = bool(spec.matcher) and group.get("matcher") != spec.matcher
+        if (
+            any(first.get(key) != value for key, value in wanted.items())
+            or duplicates
+            or stale_matcher
+        ):
             first.update(wanted)  # keys the user added to our entry (e.g. statusMessage) stay
+            if spec.matcher and len(group["hooks"]) == 1:
+                group["matcher"] = spec.matcher
             for group, hook in duplicates:
                 _drop_hook(groups, group, hook)
             result.updated.append(spec.event)
@@ -370,7 +390,7 @@ def render_additional_context(event: str, text: str, *, plain: bool = False) -> 
     event = canonical_event(event)
     if event not in CONTEXT_EVENTS or not text.strip():
         return ""
-    if plain:
+    if plain and event in PLAIN_CONTEXT_EVENTS:
         return text
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},

@@ -18,15 +18,17 @@ from memctl.agents.claude_code import HookPayload
 from memctl.agents.hook_runner import log_hook_error
 from memctl.agents.ingest import ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
-from memctl.core.errors import MemctlError, StoreNotFound
+from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
+from memctl.core.tokens import estimate_tokens
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.service.provenance import gates_for, injectable
 from memctl.service.retrieval.context import context_block
+from memctl.service.retrieval.prompt_selection import rare_term_hits
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
-from memctl.store.hook_state import load_session_state, safe_name, save_session_state
+from memctl.store.hook_state import load_session_state, remember_shown, safe_name
 
 LOG_NAME = "hooks.log"
 PROMPT_HEADING = "## memctl: memories related to this prompt"
@@ -59,14 +61,6 @@ def find_hook_store(
 # --- per-session bookkeeping ----------------------------------------------------------------
 
 
-def _remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: bool) -> None:
-    state = load_session_state(store, session_id)
-    shown = [] if reset else list(state.get("shown") or [])
-    shown.extend(i for i in ids if i not in shown)
-    state["shown"] = shown
-    save_session_state(store, session_id, state)
-
-
 # --- SessionStart ---------------------------------------------------------------------------
 
 
@@ -74,10 +68,20 @@ def session_start_context(
     store: Store, payload: HookPayload, user_store: Store | None = None
 ) -> str:
     """The context block for a new (or resumed, cleared, compacted) session."""
+    from memctl.agents.action_events import always_block, one_fence, record
+
     budget = store.settings.hooks.session_start_budget
-    markdown, shown = context_block(store, budget, payload.session_id, user_store=user_store)
+    rules, rule_ids = always_block(
+        store, user_store, min(budget, store.settings.hooks.always_budget)
+    )
+    markdown, shown = context_block(
+        store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
+    )
+    shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
+    markdown = one_fence(rules, markdown)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
-    _remember_shown(store, payload.session_id, shown, reset=True)
+    remember_shown(store, payload.session_id, shown, reset=True)
+    record(store, payload, shown, markdown)
     return markdown
 
 
@@ -87,9 +91,10 @@ def session_start_context(
 def prompt_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
     """A few memories relevant to the prompt and not yet shown in this session; "" if none.
 
-    Recall's relevance floor (hooks.prompt_min_relevance, else recall.min_relevance) decides, in
+    A memory is injected when it clears the hook's relevance floor (hooks.prompt_min_relevance)
+    and shares with the prompt a word that is rare in its store (hooks.prompt_min_rarity), in
     the project store and the user store alike: a prompt nothing in the store is about gets
-    nothing rather than the nearest noise.
+    nothing rather than the nearest noise (docs/prompt-hook-selection.md).
     """
     settings = store.settings.hooks
     if is_trivial_prompt(payload.prompt, settings.prompt_min_chars):
@@ -107,9 +112,18 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         purpose=PROMPT,
     )
     hits = recall(request).hits
+    from memctl.agents.action_events import not_automatic, record
+
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
+    shown |= not_automatic(store, user_store)
+    hits = rare_term_hits(
+        (hit for hit in hits if hit.id not in shown),
+        request.query,
+        dict(stores),
+        settings.prompt_min_rarity,
+    )
     gates = gates_for({"project": store, "user": user_store})
-    fresh = injectable((hit for hit in hits if hit.id not in shown), gates)
+    fresh = injectable(hits, gates)
     items = [
         BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
     ]
@@ -118,6 +132,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         # Why after the reply: the agent waits for the block, not for this bookkeeping (the
         # resident server writes it before it takes the next request; a one-shot process now).
         later(lambda: _note_shown(store, payload, block.shown))
+        later(lambda: record(store, payload, block.shown, block.markdown))
     return block.markdown
 
 
@@ -125,7 +140,7 @@ def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> Non
     """Add `ids` to the session's shown list; a failure is logged, never the prompt's problem
     (at worst a memory is shown again)."""
     try:
-        _remember_shown(store, payload.session_id, ids, reset=False)
+        remember_shown(store, payload.session_id, ids, reset=False)
     except OSError as error:
         log_hook_error(
             log_path(store), payload.event, payload.session_id, f"shown list not saved: {error}"
@@ -167,7 +182,7 @@ def capture_transcript(
             user_store=user_store,
         )
         return
-    jobs = store.state_dir / "hooks" / "jobs"
+    jobs = jobs_dir(store)
     name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"
     job_path = jobs / name
     atomic_write(job_path, json.dumps(job).encode("utf-8"))
@@ -186,8 +201,29 @@ def capture_transcript(
     )
 
 
+def jobs_dir(store: Store) -> Path:
+    return store.state_dir / "hooks" / "jobs"
+
+
+def is_job_file(store: Store, job_path: Path) -> bool:
+    """A job a hook queued for this store: a regular `*.json` file directly in its jobs folder.
+    Anything else is not memctl's to rename or delete."""
+    try:
+        inside = job_path.resolve(strict=True).parent == jobs_dir(store).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return (
+        inside and job_path.suffix == ".json" and job_path.is_file() and not job_path.is_symlink()
+    )
+
+
 def run_ingest_job(store: Store, job_path: Path) -> None:
     """The detached half of `capture_transcript`: read the job file, ingest, delete it."""
+    if not is_job_file(store, job_path):
+        raise UsageError(
+            f"{job_path}: not a job file of this store (those are in {jobs_dir(store)}); "
+            "left as it is"
+        )
     job = json.loads(job_path.read_text(encoding="utf-8"))
     # Why: the job names the user store the hook saw (none after --store-only), so the detached
     # process writes where the hook would have.
@@ -234,11 +270,23 @@ def claude_code_handlers(
         finish_interrupted_forgets(store, user_store)
         return prompt_context(store, payload, user_store)
 
+    def pre_tool_use(payload: HookPayload) -> str:
+        from memctl.agents.action_events import action_context
+
+        return action_context(store, payload, user_store)
+
+    def stop(payload: HookPayload) -> None:
+        from memctl.agents.action_events import note_reply
+
+        note_reply(store, payload)
+
     return {
         "SessionStart": session_start,
         "UserPromptSubmit": prompt,
         "PreCompact": pre_compact,
         "SessionEnd": session_end,
+        "PreToolUse": pre_tool_use,
+        "Stop": stop,
     }
 
 

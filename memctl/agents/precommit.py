@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from memctl.agents.git_hooks import staged_content, staged_paths
-from memctl.config import PRIVATE_DIRNAME, Store
+from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.frontmatter import parse_memory
 from memctl.core.memory import is_memory_filename
-from memctl.store.files import default_id, default_type
+from memctl.store.files import default_id, default_type, is_private_path
 
 _ROOT_FILES = {"README.md", "CHANGELOG.md"}
 
@@ -24,9 +24,10 @@ class StagedProblem:
     path: str  # as git shows it, relative to the repository root
     line: int
     problem: str
+    warning: bool = False  # a value read leniently (core.lenient): reported, does not refuse
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.problem}"
+        return f"{self.path}:{self.line}: {'warning: ' if self.warning else ''}{self.problem}"
 
 
 def memory_relpath(repo_path: str, repo: Path, store: Store) -> str | None:
@@ -50,7 +51,7 @@ def check_staged(repo: Path, store: Store) -> list[StagedProblem]:
         relpath = memory_relpath(repo_path, repo, store)
         if relpath is None:
             continue
-        if relpath.split("/", 1)[0] == PRIVATE_DIRNAME:
+        if is_private_path(store.root, relpath):
             problems.append(
                 StagedProblem(
                     repo_path,
@@ -71,10 +72,20 @@ def check_memory_bytes(
 ) -> list[StagedProblem]:
     """Parse errors (including conflict markers), then unredacted secrets, of one file."""
     try:
-        parse_memory(shown_path, raw, default_id(relpath), default_type(relpath))
+        memory = parse_memory(shown_path, raw, default_id(relpath), default_type(relpath))
     except InvalidMemoryFile as exc:
         return [StagedProblem(shown_path, exc.line, exc.problem)]
-    return [
+    if memory.scope == "private":
+        return [
+            StagedProblem(
+                shown_path,
+                2,
+                "private memory staged (scope: private); move it under private/, which stays "
+                "out of git, and unstage it with `git restore --staged`",
+            )
+        ]
+    lenient = [StagedProblem(shown_path, n, p, warning=True) for n, p in memory.warnings]
+    return lenient + [
         StagedProblem(
             shown_path,
             line,

@@ -31,6 +31,7 @@ COMMANDS = {
     "init": ["init"],
     "add": ["add"],
     "recall": ["recall"],
+    "anchors": ["stale"],
     "browse": ["list", "show", "edit"],
     "index": ["index"],
     "forget": ["forget"],

@@ -4,17 +4,39 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.segment import Segment
+from rich.text import Text
 
 from memctl.core.errors import MemctlError
+from memctl.core.terminal import printable
 
-stdout = Console(highlight=False, soft_wrap=True)
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class SafeConsole(Console):
+    """A rich Console for text that came from files: markup is off unless a call asks for it
+    (with every user value escaped), and each segment it writes loses escape sequences and
+    control characters (see core.terminal), whatever path the text took to get here."""
+
+    def render_str(self, text: str, **kwargs):
+        # Why here too: rich drops BEL and CR from a Text as it builds it, which would leave
+        # an OSC sequence without its end for _render_buffer to find.
+        return super().render_str(printable(text), **kwargs)
+
+    def _render_buffer(self, buffer):
+        return super()._render_buffer(
+            segment if segment.control else Segment(printable(segment.text), segment.style)
+            for segment in buffer
+        )
+
+
+stdout = SafeConsole(highlight=False, soft_wrap=True, markup=False)
+stderr = SafeConsole(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def fit_consoles(stdout_size: tuple[int, int] | None, stderr_size: tuple[int, int] | None) -> None:
@@ -24,21 +46,37 @@ def fit_consoles(stdout_size: tuple[int, int] | None, stderr_size: tuple[int, in
     for console, size, is_stderr in ((stdout, stdout_size, False), (stderr, stderr_size, True)):
         width, height = size if size else (None, None)
         Console.__init__(
-            console, stderr=is_stderr, highlight=False, soft_wrap=True, width=width, height=height
+            console,
+            stderr=is_stderr,
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+            width=width,
+            height=height,
         )
+
+
+_C1 = re.compile(r"[\x7f-\x9f]")
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(
-        json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n"
-    )
+    """JSON on stdout. json.dumps escapes C0 controls (ESC too); the C1 ones (an 8-bit CSI)
+    are escaped here, so the same strings reach a reader and nothing reaches the terminal."""
+    text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False, default=str)
+    sys.stdout.write(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+
+
+def write_text(text: str) -> None:
+    """Plain text from memories (context, an export to stdout) without escape sequences."""
+    sys.stdout.write(printable(text))
 
 
 def warn_problems(problems: list[dict]) -> None:
+    """Each problem once, as `path:line: what is wrong` (user text: never markup)."""
     for problem in problems:
-        stderr.print(
-            f"[yellow]{problem['path']}:{problem['line']}: {problem['problem']}[/]", markup=True
-        )
+        line = f":{problem['line']}" if problem.get("line") else ""
+        said = printable(f"{problem['path']}{line}: {problem['problem']}")
+        stderr.print(Text(said, style="yellow"))
 
 
 def fail(error: MemctlError, as_json: bool) -> typer.Exit:
@@ -53,6 +91,23 @@ def handles_errors(command: Callable) -> Callable:
     """Translate library errors into one clear sentence (or JSON) and the right exit code;
     anything unexpected too (see unexpected_error), with the traceback only under MEMCTL_DEBUG=1."""
 
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        finally:
+            _report_scan_problems()
+
+    return _translating_errors(wrapper)
+
+
+def _report_scan_problems() -> None:
+    from memctl.store.files import drain_scan_problems
+
+    warn_problems(drain_scan_problems())
+
+
+def _translating_errors(command: Callable) -> Callable:
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:

@@ -69,3 +69,16 @@ class InvalidConfig(InvalidMemoryFile, UsageError):
 
     exit_code = 1
     kind = "invalid_config"
+
+
+class OutsideStore(MemctlError):
+    """A write that would land outside the store through a symlinked folder: refused."""
+
+    kind = "outside_store"
+
+    def __init__(self, path: Path | str, target: Path | str):
+        self.path = str(path)
+        super().__init__(
+            f"{path}: refused to write: a symlinked folder leads outside the store (to {target}); "
+            "make it a real folder inside the store"
+        )

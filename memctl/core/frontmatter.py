@@ -6,6 +6,7 @@ memory always gives the same bytes and git diffs show only real changes.
 
 from __future__ import annotations
 
+import base64
 import re
 from datetime import date, datetime
 from pathlib import Path
@@ -13,8 +14,11 @@ from typing import Any
 
 import yaml
 
+from memctl.core.anchors import KEY_ORDER as ANCHOR_ORDER
+from memctl.core.anchors import anchor_problem
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.ids import ID_RULE, is_safe_id
+from memctl.core.lenient import lenient_warnings, read_flag
 from memctl.core.memory import (
     FIELD_ORDER,
     MEMORY_TYPES,
@@ -47,6 +51,10 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):  # Why: `!!set` is safe YAML but not JSON
+        return sorted((_plain(v) for v in value), key=str)
+    if isinstance(value, bytes):  # `!!binary`: kept as the base64 text it was written as
+        return base64.b64encode(value).decode("ascii")
     return value
 
 
@@ -135,9 +143,13 @@ def parse_memory(path: Path | str, raw: bytes, default_id: str, default_type: st
     Any problem, whatever Python error it starts as, is an InvalidMemoryFile with a line.
     """
     text = check_text(path, raw)
-    data, body, _ = split_front_matter(path, text)
+    data, body, body_line = split_front_matter(path, text)
     try:
-        return _memory_from(path, data, body, default_id, default_type)
+        memory = _memory_from(path, data, body, default_id, default_type)
+        if data:
+            block = "\n".join(text.split("\n")[1 : body_line - 2])
+            memory.warnings = tuple(lenient_warnings(data, block))
+        return memory
     except InvalidMemoryFile:
         raise
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -175,6 +187,9 @@ def _memory_from(path, data: dict, body: str, default_id: str, default_type: str
             path, _line_of(data, "version"), "'version' must be an integer"
         ) from None
     known = set(FIELD_ORDER)
+    problem = anchor_problem(data)
+    if problem is not None:
+        raise InvalidMemoryFile(path, _line_of(data, problem[0]), problem[1])
     return Memory(
         id=_checked_id(path, data, default_id),
         title=str(data.get("title") or ""),
@@ -188,7 +203,7 @@ def _memory_from(path, data: dict, body: str, default_id: str, default_type: str
         created=_norm_time(data.get("created")),
         updated=_norm_time(data.get("updated")),
         expires=_norm_time(data.get("expires")),
-        pinned=bool(data.get("pinned", False)),
+        pinned=read_flag(data.get("pinned", False)),
         relations=[{str(k): str(v) for k, v in r.items()} for r in relations],
         version=version,
         body=body.lstrip("\n"),
@@ -224,8 +239,14 @@ def front_matter_dict(memory: Memory, full: bool = True) -> dict[str, Any]:
             keep = True
         if keep:
             out[key] = value
+    # Why this order: where and when a memory applies (core/anchors) reads best right after
+    # memctl's own fields; a memory without them renders exactly as before.
+    for key in ANCHOR_ORDER:
+        if key in memory.extra:
+            out[key] = memory.extra[key]
     for key in sorted(memory.extra):
-        out[key] = memory.extra[key]
+        if key not in ANCHOR_ORDER:
+            out[key] = memory.extra[key]
     return out
 
 

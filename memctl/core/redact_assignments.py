@@ -15,7 +15,7 @@ from memctl.core.redact_rules import Detector, Span, rule, token_ok
 
 _SECRET_NAME = (
     r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey"
-    r"|(?:access|secret|private|auth|signing|encryption|master)[_-]?key|credentials?)"
+    r"|(?:access|secret|private|auth|signing|encryption|master|account)[_-]?key|credentials?)"
 )
 # Any `name=` / `name:` is a candidate; the name is then checked to end in a secret word
 # (cheaper than asking the regex to find the word inside every identifier).
@@ -33,12 +33,25 @@ _FLAG_SPACED = (
     r"|access-token|auth-token))[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{2,255})(?P=q)(?!\S)"
 )
 _PROSE_ASSIGN = (
-    r"(?i)(?<![A-Za-z0-9_])(?P<key>password|passwd|passphrase|pwd|secret|token|api[ _-]?key"
-    r"|密码|口令|密钥|令牌)"
+    r"(?i)(?P<key>(?<![A-Za-z0-9_])(?:password|passwd|passphrase|pwd|secret|token|api[ _-]?key)"
+    r"|密码|口令|密钥|令牌)"  # Why no boundary before these: `root密码为...` glues the name on
     r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*(?:是|为|：|:)[ \t]*)"
     r"(?P<value>[^\s\"'`,;\u0080-\U0010ffff]{3,256})"  # ASCII only: stops before Chinese text
 )
-_URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:(?P<value>[^\s@/]{1,128})@"
+# `redis://:pw@host` has no user name, hence {0,64}.
+_URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,64}:(?P<value>[^\s@/]{1,128})@"
+# Passwords on command lines: `sshpass -p PW`, `mysql -pPW` (or `-p PW`), `docker login -p PW`,
+# `curl -u user:PW`, and a storage SAS signature (`?sig=...`).
+_VALUE = r"(?P<q>[\"']?)(?P<value>[^\s\"'][^\s\"']{2,255})(?P=q)(?!\S)"
+_COMMAND_PASSWORDS = (
+    r"\bsshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+-p[ \t]*" + _VALUE,
+    r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb(?:-dump)?)\b"
+    r"[^\n|;&]*?[ \t]-p(?:[ \t]+)?" + _VALUE,
+    r"\b(?:docker|podman|helm|nerdctl)[ \t]+(?:registry[ \t]+)?login\b[^\n|;&]*?[ \t]-p[ \t]+"
+    + _VALUE,
+    r"\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:" + _VALUE,
+)
+_SAS_SIGNATURE = r"[?&;]sig=(?P<value>[A-Za-z0-9%+/=]{16,})"
 _AUTH_HEADER = (
     r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|digest)"
     r"[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{8,})"
@@ -195,6 +208,19 @@ def _find_spaced_flags(text: str) -> Iterator[Span]:
             yield start, start + len(value)
 
 
+def _find_command_passwords(text: str) -> Iterator[Span]:
+    """`sshpass -p Vh3kZp9q`, `mysql -uroot -pS3cret`; `-p 8080` or `mysql -p shop` (a port, a
+    database name) are not passwords: the value must pass the unquoted-value checks."""
+    for pattern in _COMMANDS:
+        for match in pattern.finditer(text):
+            value = match.group("value")
+            if not match.group("q"):
+                value = value.rstrip(".,:;)")
+            if value and _bare_value_ok(value):
+                start = match.start("value")
+                yield start, start + len(value)
+
+
 def _reference_free(match: re.Match) -> bool:
     return not _placeholder_value(match.group("value"))
 
@@ -209,6 +235,7 @@ _QUOTED = re.compile(_ASSIGN_QUOTED, re.ASCII | re.IGNORECASE)
 _BARE = re.compile(_ASSIGN_BARE, re.ASCII | re.IGNORECASE)
 _PROSE = re.compile(_PROSE_ASSIGN, re.ASCII)
 _FLAG = re.compile(_FLAG_SPACED, re.ASCII)
+_COMMANDS = tuple(re.compile(p, re.ASCII) for p in _COMMAND_PASSWORDS)
 
 
 ASSIGNMENT_DETECTORS: tuple[Detector, ...] = (
@@ -216,6 +243,8 @@ ASSIGNMENT_DETECTORS: tuple[Detector, ...] = (
     Detector("secret_assignment", rule(_AUTH_HEADER, _header_value_ok, group="value")),
     Detector("secret_assignment", rule(_BEARER, token_ok, group="value")),
     Detector("secret_assignment", _find_spaced_flags),
+    Detector("secret_assignment", _find_command_passwords),
+    Detector("secret_assignment", rule(_SAS_SIGNATURE, token_ok, group="value")),
     Detector("secret_assignment", _find_quoted_assignments),
     Detector("secret_assignment", _find_bare_assignments),
     Detector("secret_assignment", _find_prose_assignments),

@@ -322,11 +322,22 @@ _PUBLIC_RESOLVERS = {
 }
 
 
+_CIDR_AFTER = re.compile(r"/[0-9]{1,3}(?![0-9])")
+
+
+def _is_range(match: re.Match) -> bool:
+    """A network range (`10.244.0.0/16`, `2001:db8::/32`) names a network, not anyone's host."""
+    return bool(_CIDR_AFTER.match(match.string, match.end()))
+
+
 def _ipv4_ok(match: re.Match) -> bool:
-    """Skip versions and addresses that identify no one: loopback, 0.0.0.0, netmasks, public DNS."""
+    """Skip versions and addresses that identify no one: loopback, 0.0.0.0, netmasks, public DNS,
+    and network ranges."""
     value = match.group(0)
     address = ipaddress.IPv4Address(value)
     if address.is_loopback or address.is_unspecified or value in _PUBLIC_RESOLVERS:
+        return False
+    if _is_range(match):
         return False
     bits = int(address)
     if value.startswith("255.") and (bits | (bits - 1)) == 0xFFFFFFFF:
@@ -347,7 +358,7 @@ def _ipv6_ok(match: re.Match) -> bool:
         address = ipaddress.IPv6Address(value)
     except ValueError:
         return False
-    if address.is_unspecified or address.is_loopback:
+    if address.is_unspecified or address.is_loopback or _is_range(match):
         return False
     groups = [g for g in value.split(":") if g]
     if "::" in value and (len(groups) < 2 or max(len(g) for g in groups) < 3):

@@ -32,6 +32,11 @@ _ABOUT_PROJECT = re.compile(
 _CAMEL_CASE = re.compile(r"\b[a-z]+[A-Z]\w*\b")  # an identifier such as getUserById
 
 
+def names_project(text: str) -> bool:
+    """The text names something of a project: its code, files, tools or team."""
+    return bool(_ABOUT_PROJECT.search(text) or _CAMEL_CASE.search(text))
+
+
 def about_person(text: str) -> bool:
     """The text speaks of the person ("I", "my", "the user") and of nothing in the project."""
     if not _ABOUT_PERSON.search(text):

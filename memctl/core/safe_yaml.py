@@ -20,6 +20,7 @@ MappingNode, SequenceNode = yaml.nodes.MappingNode, yaml.nodes.SequenceNode
 MAX_DEPTH = 32  # nested lists and mappings; real front matter uses 3
 MAX_ALIASES = 16
 MAX_EXPANDED_NODES = 20_000  # nodes after expanding every alias
+MAX_YAML_CHARS = 1024 * 1024  # config.yaml and other YAML files that are not memories
 
 
 class BoundedSafeLoader(yaml.SafeLoader):

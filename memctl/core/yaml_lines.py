@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from memctl.core.safe_yaml import MAX_YAML_CHARS, BoundedSafeLoader
 from memctl.core.schema import KeyPath  # ("recall", "k"); a list item by its index
 
 
@@ -18,8 +19,11 @@ class BrokenYAML(ValueError):
 
 
 def load_with_lines(text: str) -> tuple[Any, dict[KeyPath, int]]:
-    """The data of a YAML text (as yaml.safe_load reads it) and the line of each key and item."""
-    loader = yaml.SafeLoader(text)
+    """The data of a YAML text and the line of each key and item, read with the same bounds
+    (size, aliases, depth, safe tags) as memory files (see core.safe_yaml)."""
+    if len(text) > MAX_YAML_CHARS:
+        raise BrokenYAML(1, f"larger than {MAX_YAML_CHARS // 1024} KiB; not read")
+    loader = BoundedSafeLoader(text)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
@@ -27,6 +31,8 @@ def load_with_lines(text: str) -> tuple[Any, dict[KeyPath, int]]:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 1
         raise BrokenYAML(line, f"broken YAML: {getattr(exc, 'problem', exc)}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        raise BrokenYAML(1, f"broken YAML: {exc}") from None
     finally:
         loader.dispose()
     lines: dict[KeyPath, int] = {}

@@ -84,16 +84,29 @@ def build_server(store: Store) -> Any:
         description=(
             "Find memories by meaning and exact words, in this project's store and the user's "
             "own store. Returns the best `k` (without `k`: up to recall.k, only those relevant "
-            "enough). Private memories only with include_private=true, when the user asked."
+            "enough). Private memories only with include_private=true, when the user asked. "
+            "With `paths` (files you are about to read or change): the memories anchored to them "
+            "and the best matches for them and the query; stale ones are marked."
         )
     )
     def recall(
-        query: str,
+        query: str = "",
         k: int | None = None,
         types: list[str] | None = None,
         tags: list[str] | None = None,
         include_private: bool = False,
+        paths: list[str] | None = None,
     ) -> list[dict]:
+        if paths:
+            return tool_call(
+                lambda: action_items(
+                    store,
+                    paths,
+                    query,
+                    k or store.settings.hooks.action_k,
+                    opted_in(include_private),
+                )
+            )
         request = RecallRequest(
             store=store,
             query=query,
@@ -246,3 +259,22 @@ def finish_interrupted_forget(store: Store) -> None:
 
 def serve_stdio(store: Store) -> None:
     build_server(store).run("stdio")
+
+
+def action_items(store, paths: list[str], text: str, k: int, include_private: bool) -> list[dict]:
+    """MCP `recall` with `paths`: what the action-time hook would inject, with the text."""
+    from memctl.service.retrieval.action import ActionRequest, action_recall
+
+    settings = store.settings.hooks
+    result = action_recall(
+        [("project", store)],
+        ActionRequest(
+            paths=tuple(paths),
+            text=text,
+            budget=max(settings.action_budget, 2000),
+            k=k,
+            min_relevance=settings.action_min_relevance,
+            include_private=include_private,
+        ),
+    )
+    return [{**item.to_dict(), "body": item.body} for item in [*result.items, *result.stale]]

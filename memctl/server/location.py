@@ -9,6 +9,7 @@ urllib.parse, ipaddress, fnmatch) is a good share of the client's start-up.
 from __future__ import annotations
 
 import os
+import stat
 import zlib
 
 TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: `import typing` costs the client ~5 ms
@@ -103,11 +104,21 @@ def private_socket_dir(path: StrPath) -> bool:
 
 
 def config_bytes(root: StrPath) -> bytes:
+    """config.yaml's bytes; empty when it is missing or not a regular file (a FIFO would block
+    a plain open; the command itself then reports the config as broken)."""
     try:
-        with open(os.path.join(root, "config.yaml"), "rb") as config:
-            return config.read()
+        fd = os.open(os.path.join(root, "config.yaml"), os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        with os.fdopen(fd, "rb", closefd=False) as config:
+            return config.read(1024 * 1024 + 1)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def config_digest(raw: bytes) -> str:

@@ -381,6 +381,25 @@ def _target_exists(store: Store, memory_id: str) -> None:
     get_memory(store, memory_id)  # raises MemoryNotFound / InvalidMemoryFile
 
 
+def _proposed(extra: dict[str, Any]) -> dict[str, Any]:
+    """The anchors a written memory carries, for the report of what extraction did."""
+    found = {key: extra[key] for key in ("paths", "symbols", "commands", "apply") if key in extra}
+    return {"anchors": found} if found else {}
+
+
+def _anchored(project: Store, item: PlanItem, extra: dict[str, Any], to_user: bool) -> dict:
+    """Anchors the item's text names in the project's code (new memories only), and the
+    project it came from when the user store receives it (core/anchors, service/anchoring)."""
+    from memctl.service.anchoring import anchored_extra, bound_to_project, propose_for
+
+    if item.op == "ADD" and not item.target_id:
+        try:
+            extra = anchored_extra(extra, propose_for(project, item.text).anchors)
+        except OSError:
+            pass  # no code tree to read: no anchors, the memory is still written
+    return bound_to_project(project, item.type, item.text, extra) if to_user else extra
+
+
 def apply_plan(
     store: Store, plan: list[PlanItem], user_store: Store | None = None, *, sync: bool = True
 ) -> list[dict[str, Any]]:
@@ -408,6 +427,9 @@ def apply_plan(
         # Why: an item about an earlier one goes where that one was written.
         label = earlier[0] if earlier is not None and not item.target_id else item.store
         target_store = stores.get(label)
+        fields["extra"] = _anchored(
+            store, item, fields.get("extra") or {}, target_store is not store
+        )
         batch = batches.setdefault(label, [])
         text, fields, _ = redact_memory_fields(target_store, item.text, fields)
         entry = BatchItem(stamp_origin(build_memory(text, **fields), item.origin))
@@ -433,6 +455,7 @@ def apply_plan(
                 "id": result.merged_into or result.memory.id,
                 "path": str(result.path),
                 **({"store": label} if label else {}),
+                **_proposed(result.memory.extra),
             }
         )
     return outcomes

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.text import parse_utc_timestamp, utc_timestamp
-from memctl.store.files import atomic_write
+from memctl.store.files import atomic_write, check_inside_store
 
 ACCESS_FILENAME = "access.json"
 LOCK_FILENAME = "access.lock"
@@ -75,6 +75,7 @@ def drop_access(state_dir: Path, ids: Iterable[str]) -> None:
 @contextmanager
 def _locked(state_dir: Path) -> Iterator[Path]:
     state_dir.mkdir(parents=True, exist_ok=True)
+    check_inside_store(state_dir / LOCK_FILENAME)
     with open(state_dir / LOCK_FILENAME, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -13,11 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
-from memctl.core.errors import InvalidMemoryFile, UsageError
+from memctl.config import ARCHIVE_DIRNAME, CONFIG_FILENAME, PRIVATE_DIRNAME, STORE_DIRNAME, Store
+from memctl.core.errors import InvalidMemoryFile, OutsideStore, UsageError
 from memctl.core.frontmatter import parse_memory, render_memory
 from memctl.core.ids import ID_RULE, id_from_name, is_safe_id
 from memctl.core.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
+from memctl.core.terminal import printable_name
 from memctl.store.safe_read import DEFAULT_MAX_FILE_BYTES, read_store_file
 
 _ID_SUFFIX = re.compile(r"-([0-9a-z]{12})$")
@@ -32,8 +34,44 @@ class FileStat(
     size: int
 
 
+# path -> problem: folders memctl could not read and names it cannot use, found by scan_files
+# since the last drain_scan_problems(); the CLI reports them once per command.
+_scan_problems: dict[str, dict] = {}
+
+
+def _scan_problem(path: str, problem: str) -> None:
+    _scan_problems.setdefault(path, {"path": path, "line": 0, "problem": problem})
+
+
+def note_lenient_values(path: Path | str, memory: Memory) -> None:
+    """Queue a memory's lenient-value warnings (core.lenient) for the command to print once."""
+    for line, problem in memory.warnings:
+        _scan_problems.setdefault(
+            f"{path}:{line}:{problem}", {"path": str(path), "line": line, "problem": problem}
+        )
+
+
+def drain_scan_problems() -> list[dict]:
+    """The folders and names the scans left out since the last call (each once)."""
+    problems = list(_scan_problems.values())
+    _scan_problems.clear()
+    return problems
+
+
+def _usable_name(name: str) -> bool:
+    """A name that is valid UTF-8 (os.scandir hands back other bytes as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]:
-    """Every memory file under the store (relative POSIX paths), with mtime and size."""
+    """Every memory file under the store (relative POSIX paths), with mtime and size.
+
+    A folder that cannot be read, or a name that is not valid UTF-8, is left out and noted
+    (see drain_scan_problems): one bad entry never hides the rest of the store."""
     found: dict[str, FileStat] = {}
     stack = [(root, "")]
     while stack:
@@ -42,8 +80,19 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
             entries = list(os.scandir(folder))
         except (FileNotFoundError, NotADirectoryError):
             continue
+        except OSError as exc:
+            if prefix:  # Why: the store's own root unreadable is an error for the command
+                _scan_problem(printable_name(str(folder)), f"folder left out: {exc.strerror}")
+                continue
+            raise
         for entry in entries:
             name = entry.name
+            if not _usable_name(name):
+                if entry.is_dir(follow_symlinks=False) or is_memory_filename(name):
+                    _scan_problem(
+                        printable_name(entry.path), "left out: the name is not valid UTF-8"
+                    )
+                continue
             if entry.is_dir(follow_symlinks=False):
                 if name.startswith(".") or (
                     not include_archived and not prefix and name == ARCHIVE_DIRNAME
@@ -51,7 +100,11 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
                     continue
                 stack.append((Path(entry.path), f"{prefix}{name}/"))
             elif is_memory_filename(name) and not (not prefix and name in _ROOT_FILES):
-                st = entry.stat(follow_symlinks=False)
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError as exc:
+                    _scan_problem(printable_name(entry.path), f"left out: {exc.strerror}")
+                    continue
                 relpath = prefix + name
                 found[relpath] = FileStat(relpath, st.st_mtime_ns, st.st_size)
     return found
@@ -60,7 +113,7 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
 def is_scanned_path(relpath: str) -> bool:
     """Would scan_files(include_archived=True) list this relative path, were it a file?"""
     parts = relpath.split("/")
-    if any(part.startswith(".") for part in parts[:-1]):
+    if not _usable_name(relpath) or any(part.startswith(".") for part in parts[:-1]):
         return False
     return is_memory_filename(parts[-1]) and not (len(parts) == 1 and parts[0] in _ROOT_FILES)
 
@@ -171,6 +224,35 @@ def _sync_folder(folder: Path) -> None:
             os.close(dir_fd)
 
 
+def store_root_of(path: Path) -> Path | None:
+    """The store a path lies in, judged by its written form (not where links lead): the
+    nearest `.memory` folder above it, else the nearest folder with a config.yaml that is
+    not itself a symlink (a user store). None for files outside any store (AGENTS.md)."""
+    lexical = Path(os.path.abspath(path))
+    for folder in lexical.parents:
+        if folder.name == STORE_DIRNAME:
+            return folder
+    for folder in lexical.parents:
+        if (folder / CONFIG_FILENAME).is_file() and not folder.is_symlink():
+            return folder
+    return None
+
+
+def check_inside_store(path: Path, root: Path | None = None) -> None:
+    """Raise OutsideStore when writing `path` would follow a symlinked folder out of its
+    store (a type folder, archive/, .state/ or .index/ made a link to elsewhere)."""
+    root = root if root is not None else store_root_of(path)
+    if root is None:
+        return
+    real_root = os.path.realpath(root)
+    folder = Path(os.path.abspath(path)).parent
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent  # Why: mkdir(parents=True) creates the rest inside this one
+    real_folder = os.path.realpath(folder)
+    if real_folder != real_root and not real_folder.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise OutsideStore(path, real_folder)
+
+
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     """Temp file in the same folder, fsync, rename: a crash never leaves half a file.
 
@@ -179,6 +261,7 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     fsyncs (~5-10 ms on a busy disk) for caches and statistics that memctl rebuilds or can do
     without: the rename still never shows a reader half a file.
     """
+    check_inside_store(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = file_mode(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -201,6 +284,83 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
         deferred.add(path.parent)
         return
     _sync_folder(path.parent)
+
+
+def replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
+    """Write `data` over `path` only if it still holds `expected` (compare-and-swap): a hand
+    edit saved while memctl was merging is never overwritten. False, with nothing written,
+    when the file changed; the caller reads it again and redoes its change.
+
+    The temp file is written and synced first; on Linux the rename is an exchange, so a hand
+    edit saved in the microseconds between the last comparison and the rename is seen and put
+    back, and the merge redone on it (elsewhere that window stays open)."""
+    check_inside_store(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, file_mode(path))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current != expected:
+            os.unlink(tmp)
+            return False
+        if not _exchange(tmp, path):
+            os.replace(tmp, path)
+        elif not _kept(Path(tmp), path, data, expected):
+            return False
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _sync_folder(path.parent)
+    return True
+
+
+def _kept(swapped: Path, path: Path, data: bytes, expected: bytes) -> bool:
+    """After an exchange: True when what it swapped out was `expected`; else a hand edit landed
+    between the comparison and the exchange, and it is swapped back into place (False)."""
+    if swapped.read_bytes() == expected:
+        swapped.unlink()
+        return True
+    if path.read_bytes() == data:  # still ours on disk: give the hand edit its place back
+        _exchange(swapped, path)
+    swapped.unlink()
+    return False
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: list = []  # [function or None], looked up once
+
+
+def _exchange(first: str | Path, second: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE), so a compare-and-swap can
+    see what it replaced. False where the system or file system cannot."""
+    if not _renameat2:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            _renameat2.append(getattr(libc, "renameat2", None))
+        except (OSError, AttributeError):
+            _renameat2.append(None)
+    call = _renameat2[0]
+    if call is None:
+        return False
+    import ctypes
+
+    done = call(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE)
+    if done == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOENT):
+        return False  # no such call, a file system without it, or the file is gone
+    raise OSError(code, os.strerror(code), str(second))
 
 
 def file_mode(path: Path) -> int:
@@ -246,6 +406,7 @@ def read_state_json(path: Path, what: str):
 @contextlib.contextmanager
 def file_lock(lock_path: Path) -> Iterator[None]:
     """An exclusive advisory lock shared by every memctl process on this store."""
+    check_inside_store(lock_path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)

@@ -37,3 +37,12 @@ def save_session_state(store: Store, session_id: str, state: dict[str, Any]) -> 
     path = session_state_path(store, session_id)
     data = (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8")
     atomic_write(path, data, durable=False)  # bookkeeping: a crash only repeats a memory shown
+
+
+def remember_shown(store: Store, session_id: str, ids: tuple[str, ...], reset: bool) -> None:
+    """Add `ids` to the session's list of memories shown (a new list with `reset`)."""
+    state = load_session_state(store, session_id)
+    shown = [] if reset else list(state.get("shown") or [])
+    shown.extend(i for i in ids if i not in shown)
+    state["shown"] = shown
+    save_session_state(store, session_id, state)

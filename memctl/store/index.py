@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.ports import MemoryFilter, Row
 from memctl.store.arrow_rows import ranked_rows
+from memctl.store.files import check_inside_store
 from memctl.store.index_maintenance import (
     ANN_SEARCH,
     MaintenancePolicy,
@@ -209,6 +210,7 @@ class MemoryIndex:
             flat = float32_array(vectors)
             columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, self.dim)
             data = pa.Table.from_pydict(columns, schema=schema)
+        check_inside_store(self.table_dir / "_versions")
         self.index_dir.mkdir(parents=True, exist_ok=True)
         write_rows(str(self.table_dir), list(delete_ids), data, self.policy)
         self._dataset = None

@@ -17,12 +17,14 @@ _LANCE_MODULES = ("lance", "lancedb", "pyarrow")
 _LANCE_WORDS = ("lance", "arrow", "manifest", "fragment", "not found: ", "io error")
 # lance's words for a request it refuses: rebuilding the table would not change the answer
 _REFUSALS = ("invalid user input",)
+# ...unless they describe the bytes it read: lance reports some damaged pages as "user input"
+_CORRUPTION = ("corrupt", "metadata region", "encoding envelope", "failed to decode", "page")
 
 
 def looks_damaged(error: BaseException) -> bool:
     """True for the errors a damaged table gives on open or read (not for a bad query)."""
     text = str(error).casefold()
-    if any(word in text for word in _REFUSALS):
+    if any(word in text for word in _REFUSALS) and not any(w in text for w in _CORRUPTION):
         return False
     module = type(error).__module__ or ""
     if module.split(".")[0] in _LANCE_MODULES:
@@ -32,9 +34,12 @@ def looks_damaged(error: BaseException) -> bool:
     return False
 
 
-def table_problem(index: MemoryIndex, expected_rows: int | None = None) -> str | None:
+def table_problem(
+    index: MemoryIndex, expected_rows: int | None = None, read_all: bool = False
+) -> str | None:
     """What is wrong with the table, or None: its latest version opens, every data file it
-    lists is there at its recorded size, and it holds `expected_rows` memories (first chunks)."""
+    lists is there at its recorded size, and it holds `expected_rows` memories (first chunks).
+    `read_all` (`memctl index`) also decodes every row, which finds bytes damaged in place."""
     if not index.exists():
         return None
     try:
@@ -49,6 +54,9 @@ def table_problem(index: MemoryIndex, expected_rows: int | None = None) -> str |
             rows = dataset.count_rows(filter="chunk = 0")
             if rows != expected_rows:
                 return f"it holds {rows} memories where its manifest lists {expected_rows}"
+        if read_all:
+            for _ in dataset.to_batches(batch_size=4096):
+                pass
     except Exception as exc:  # noqa: BLE001 - whatever lance raises here means "damaged"
         return describe(exc)
     return None

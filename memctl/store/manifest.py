@@ -92,6 +92,14 @@ def _entry(row: tuple) -> IndexedFile:
     )
 
 
+def id_in_use(index_dir: Path, memory_id: str) -> bool:
+    """Does an indexed file (outside archive/) hold this id? False without an index."""
+    try:
+        return bool(ManifestFile(index_dir).paths_of_ids([memory_id]).get(memory_id))
+    except (OSError, sqlite3.Error):
+        return False
+
+
 class ManifestFile:
     """One manifest on disk (`filename` names it, e.g. manifest.json). Writers hold the index
     lock; a reader may read while a writer commits (SQLite's own locking)."""

@@ -57,6 +57,34 @@ def describe_add(result) -> str:
     return f"Added {memory.id}  {result.path}"
 
 
+def _anchors(ctx, store, body, type_, user, paths, symbols, commands, apply, no_anchors):
+    """The anchors and project binding of a new memory (see service.anchoring)."""
+    from pathlib import Path
+
+    from memctl.core.anchors import APPLY_CHOICES
+    from memctl.service.anchoring import anchors_for_add
+
+    if apply is not None and apply not in APPLY_CHOICES:
+        raise UsageError(f"--apply must be one of {', '.join(APPLY_CHOICES)} (got {apply}).")
+    project_state = None
+    folder = Path.cwd()
+    if not user:
+        folder, project_state = store.root.parent, store.state_dir
+    return anchors_for_add(
+        folder,
+        project_state,
+        body,
+        type_,
+        to_user_store=user,
+        user_types=store.settings.routing.user_types,
+        propose=not no_anchors,
+        paths=paths,
+        symbols=symbols,
+        commands=commands,
+        apply=apply,
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("add")
     @handles_errors
@@ -97,6 +125,24 @@ def register(app: typer.Typer) -> None:
         user: bool = typer.Option(
             False, "--user", help="Write to your user store (every project reads it), not here."
         ),
+        paths: list[str] = typer.Option(
+            [], "--path", help="Anchor: a file or glob from the project root; repeatable."
+        ),
+        symbols: list[str] = typer.Option(
+            [], "--symbol", help="Anchor: an identifier in the code; repeatable."
+        ),
+        commands: list[str] = typer.Option(
+            [], "--command", help="Anchor: a command it is about (`make release`); repeatable."
+        ),
+        apply: str = typer.Option(
+            None,
+            "--apply",
+            help="always (every session's start), auto (when relevant or touched; default) "
+            "or manual (only when asked for).",
+        ),
+        no_anchors: bool = typer.Option(
+            False, "--no-anchors", help="Do not propose anchors from the text."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Remember something: writes one Markdown file and indexes it.
@@ -107,6 +153,9 @@ def register(app: typer.Typer) -> None:
         body = read_text_argument(text)
         if not body.strip():
             raise UsageError("Nothing to remember: the text is empty.")
+        anchors = _anchors(
+            ctx, store, body, type_, user, paths, symbols, commands, apply, no_anchors
+        )
         try:
             result = add_memory(
                 store,
@@ -122,6 +171,7 @@ def register(app: typer.Typer) -> None:
                 force=force,
                 confidence=confidence,
                 dedup=not no_dedup,
+                extra=anchors.extra or None,
             )
         except LowValueContent as refused:
             if as_json:
@@ -138,9 +188,16 @@ def register(app: typer.Typer) -> None:
                 stderr.print(f"{refused} (use --force to store anyway)", markup=False)
             raise typer.Exit(code=refused.exit_code) from None
         if as_json:
-            print_json(result.to_dict())
+            proposed = anchors.proposed.anchors.to_dict() if anchors.proposed else None
+            print_json({**result.to_dict(), "anchors_proposed": proposed})
             return
         stdout.print(describe_add(result), markup=False)
+        if anchors.proposed and anchors.proposed.anchors:
+            stdout.print(
+                f"Anchors proposed from the text: {anchors.proposed.describe()} "
+                "(edit them with `memctl edit`, or add with --no-anchors)",
+                markup=False,
+            )
         if result.redacted:
             from memctl.service.memories.redaction import describe_counts
 

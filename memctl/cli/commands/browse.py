@@ -7,6 +7,7 @@ import subprocess
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
@@ -14,6 +15,7 @@ from memctl.config import editor_command
 from memctl.core.errors import MemctlError, MemoryNotFound
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
+from memctl.core.terminal import printable
 from memctl.service import get_memory, list_memories
 
 
@@ -50,6 +52,21 @@ def find_memory(ctx: typer.Context, memory_id: str):
     raise MemoryNotFound(memory_id)
 
 
+def _bindings(project_store, memories, labels) -> list[str]:
+    """Per memory: "this project", "shared" (every project) or the other project's name."""
+    from memctl.service.anchoring import project_of
+
+    here = project_of(project_store)[1]
+    out = []
+    for (_, memory), label in zip(memories, labels, strict=True):
+        bound = memory.extra.get("project")
+        if label in (None, "project") or bound == here:
+            out.append("this project")
+        else:
+            out.append(str(bound) if bound else "shared")
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("list")
     @handles_errors
@@ -63,6 +80,12 @@ def register(app: typer.Typer) -> None:
             False, "--include-archived", help="Also list archive/."
         ),
         store_only: bool = store_only_option(),
+        by_project: bool = typer.Option(
+            False,
+            "--project",
+            help="Show which project each memory is bound to: this project's store, another "
+            "project's (user store, never recalled here) or shared by every project.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
         """List memories, oldest first (the user store's too, unless --store-only).
@@ -81,21 +104,30 @@ def register(app: typer.Typer) -> None:
             listing = federated_list(stores, types or None, tags or None, include_archived)
             labels, roots = list(listing.stores), list(listing.roots)
         warn_problems(listing.problems)
+        binding = _bindings(stores[0][1], listing.memories, labels) if by_project else None
         if as_json:
             print_json(
                 [
-                    {**memory_dict(m, root / p), **({"store": label} if label else {})}
-                    for (p, m), label, root in zip(listing.memories, labels, roots, strict=True)
+                    {
+                        **memory_dict(m, root / p),
+                        **({"store": label} if label else {}),
+                        **({"bound_to": binding[n]} if binding else {}),
+                    }
+                    for n, ((p, m), label, root) in enumerate(
+                        zip(listing.memories, labels, roots, strict=True)
+                    )
                 ]
             )
             return
         table = Table(box=None, pad_edge=False)
-        columns = ["id", "type", "title", "tags", "updated"] + (
-            ["store"] if len(stores) > 1 else []
+        columns = (
+            ["id", "type", "title", "tags", "updated"]
+            + (["store"] if len(stores) > 1 else [])
+            + (["project"] if binding else [])
         )
         for column in columns:
             table.add_column(column)
-        for (_, memory), label in zip(listing.memories, labels, strict=True):
+        for n, ((_, memory), label) in enumerate(zip(listing.memories, labels, strict=True)):
             table.add_row(
                 memory.id,
                 memory.type,
@@ -103,9 +135,13 @@ def register(app: typer.Typer) -> None:
                 ", ".join(memory.tags),
                 memory.updated or "",
                 *([label] if label else []),
+                *([binding[n]] if binding else []),
             )
         stdout.print(table)
         stdout.print(f"{len(listing.memories)} memories")
+        if binding:
+            counts = {name: binding.count(name) for name in dict.fromkeys(binding)}
+            stdout.print("by project: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
     @app.command("show")
     @handles_errors
@@ -122,8 +158,13 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(memory_dict(memory, path))
             return
-        stdout.print(f"[bold]{memory.display_title}[/]  ({memory.type}, {memory.id})", markup=True)
-        stdout.print(f"[dim]{path}[/]", markup=True)
+        stdout.print(
+            Text.assemble(
+                (printable(memory.display_title), "bold"),
+                printable(f"  ({memory.type}, {memory.id})"),
+            )
+        )
+        stdout.print(Text(str(path), style="dim"))
         for key, value in front_matter_dict(memory).items():
             if key not in ("id", "title", "type") and value not in (None, "", []):
                 stdout.print(f"{key}: {shown_value(value)}", markup=False)

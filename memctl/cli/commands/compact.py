@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
@@ -42,15 +41,15 @@ def register(app: typer.Typer) -> None:
             writes = fold.episode_id or (
                 f"episode '{fold.title}'" if fold.title else fold.note or "-"
             )
-            table.add_row(fold.action, escape(source), escape(writes))
+            table.add_row(fold.action, source, writes)
         for item in report.consolidations:
             key = f" '{item.group.key}'" if item.group.key else ""
             ids = ", ".join(item.group.ids)
             source = f"{len(item.group.ids)} episodes by {item.group.reason}{key}: {ids}"
             table.add_row(
                 "consolidate",
-                escape(source),
-                escape(item.knowledge_id or f"knowledge '{item.title}'"),
+                source,
+                item.knowledge_id or f"knowledge '{item.title}'",
             )
         stdout.print(table)
         if dry_run:

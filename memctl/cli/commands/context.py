@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from memctl.cli.output import handles_errors, print_json
+from memctl.cli.output import handles_errors, print_json, write_text
 from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
 from memctl.service.retrieval.context import build_context
@@ -57,4 +55,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(result.to_dict())
         else:
-            sys.stdout.write(result.markdown)
+            write_text(result.markdown)

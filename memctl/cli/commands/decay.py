@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
@@ -62,7 +61,7 @@ def register(app: typer.Typer) -> None:
         rows = [
             (
                 d.id,
-                escape(_short(d.title)),
+                _short(d.title),
                 d.type,
                 f"{d.age_days:.0f}d",
                 f"{d.importance:.2f}",

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stdout
+from memctl.cli.output import handles_errors, print_json, stderr, stdout, warn_problems, write_text
 from memctl.cli.state import current_store
 
 
@@ -56,17 +55,25 @@ def register(app: typer.Typer) -> None:
             budget=budget,
             include_private=include_private,
         )
+        warn_problems(result.problems)
         if result.text is not None:
-            sys.stdout.write(result.text)
-            return
-        if as_json:
+            write_text(result.text)
+        elif as_json:
             print_json(result.to_dict())
-            return
-        where = ", ".join(str(p) for p in result.written) or "nothing changed"
-        note = f" ({result.omitted} left out by --budget)" if result.omitted else ""
-        stdout.print(f"Exported {result.exported} memories{note}: {where}", markup=False)
-        for path in result.removed:
-            stdout.print(f"Removed {path} (no memories of its type left)", markup=False)
+        else:
+            where = ", ".join(str(p) for p in result.written) or "nothing changed"
+            note = f" ({result.omitted} left out by --budget)" if result.omitted else ""
+            stdout.print(f"Exported {result.exported} memories{note}: {where}", markup=False)
+            for path in result.removed:
+                stdout.print(f"Removed {path} (no memories of its type left)", markup=False)
+        if result.problems:
+            # Why exit 1: an export is a backup; one that silently lacks files is not reliable.
+            stderr.print(
+                f"Warning: {len(result.problems)} file(s) could not be read and are not in the "
+                "export (listed above); fix them and export again.",
+                markup=False,
+            )
+            raise typer.Exit(1)
 
     @app.command("import")
     @handles_errors

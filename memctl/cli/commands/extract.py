@@ -145,3 +145,7 @@ def render_result(result) -> None:
         done[outcome["action"]] = done.get(outcome["action"], 0) + 1
     summary = ", ".join(f"{count} {action}" for action, count in done.items()) or "nothing"
     stdout.print(f"Written: {summary}.", markup=False)
+    for outcome in result.applied:
+        if outcome.get("anchors"):
+            shown = "; ".join(f"{k}: {v}" for k, v in outcome["anchors"].items())
+            stdout.print(f"  {outcome['id']} anchored to {shown}", markup=False)

@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
             if not yes and not _confirmed(len(matches)):
                 stderr.print("Nothing was forgotten.")
                 return
-        _report(forget_memories(store, [], plan), as_json)
+        _report(forget_memories(store, [], plan, query=query), as_json)
 
 
 def _report(results, as_json: bool) -> None:

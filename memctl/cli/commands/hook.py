@@ -53,7 +53,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         event: str = typer.Argument(
             ...,
-            help="session-start, user-prompt-submit, pre-compact or session-end.",
+            help="session-start, user-prompt-submit, pre-tool-use, stop, pre-compact or "
+            "session-end.",
             metavar="EVENT",
         ),
         plain: bool = typer.Option(
@@ -98,10 +99,16 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Ingest a queued transcript (run detached by the PreCompact and SessionEnd hooks)."""
-        from memctl.agents.claude_code_events import log_path, run_ingest_job
+        from memctl.agents.claude_code_events import is_job_file, log_path, run_ingest_job
         from memctl.agents.hook_runner import log_hook_error
 
         store = open_store(explicit_store(ctx))
+        if not is_job_file(store, job):
+            # Why: this command renames or deletes its job; any other file is left untouched.
+            stderr.print(
+                f"Error: {job}: not a job file of this store; left as it is.", markup=False
+            )
+            raise typer.Exit(1)
         try:
             run_ingest_job(store, job)
         except Exception as exc:  # noqa: BLE001 - nobody waits for this process: log, exit 0
@@ -149,11 +156,12 @@ def register(app: typer.Typer) -> None:
             store = open_store(explicit_store(ctx), cwd=repo)
         except StoreNotFound:
             return  # no store, no memory files to check
-        problems = check_staged(repo, store)
+        found = check_staged(repo, store)
+        for problem in found:
+            stderr.print(str(problem), markup=False)
+        problems = [p for p in found if not p.warning]
         if not problems:
             return
-        for problem in problems:
-            stderr.print(str(problem), markup=False)
         stderr.print(
             f"memctl: commit refused: {len(problems)} problem(s) in staged memory files. Fix them "
             "and `git add` again (or commit with --no-verify to skip this check).",

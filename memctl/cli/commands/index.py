@@ -4,7 +4,7 @@ import sys
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
+from memctl.cli.output import handles_errors, print_json, stderr, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import MemctlError
 from memctl.service import sync_index
@@ -15,8 +15,6 @@ def progress_reporter():
     if not sys.stderr.isatty():
         return None, None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    from memctl.cli.output import stderr
 
     bar = Progress(
         "Embedding",
@@ -47,6 +45,12 @@ def register(app: typer.Typer) -> None:
             "--publish",
             help="Then upload it to index.uri (s3://, gs://, az://) for clones in remote mode.",
         ),
+        strict: bool = typer.Option(
+            False,
+            "--strict",
+            help="For CI: also check every file for values read leniently (duplicate keys, "
+            '`created: yesterday`, `pinned: "false"`, ...); exit 1 on any problem or warning.',
+        ),
         model: str | None = typer.Option(
             None,
             "--model",
@@ -72,6 +76,7 @@ def register(app: typer.Typer) -> None:
         if publish:
             _publish(store, as_json)
             return
+        from memctl.service.anchoring import carry_renames
         from memctl.service.retrieval.remote import pull_index
 
         previous = None
@@ -80,6 +85,9 @@ def register(app: typer.Typer) -> None:
 
             previous = index_model(store)
             choose_model(store, model)
+        # Why first: a file git renamed since the last sync carries its memories' anchors along
+        # (the post-merge and post-checkout hooks run `memctl index`), before they are indexed.
+        carried = carry_renames(store)
         pulled = pull_index(store)
         bar, update = progress_reporter()
         try:
@@ -97,14 +105,19 @@ def register(app: typer.Typer) -> None:
         from memctl.service.retrieval.maintenance import maintain_index
 
         tidied = maintain_index(store)
+        findings = _strict_findings(store, report.problems) if strict else []
         if as_json:
             print_json(
                 {
                     **report.to_dict(),
                     "maintenance": {k: v.to_dict() for k, v in tidied.items()},
+                    "anchors_carried": carried,
                     **({"published": pulled} if pulled else {}),
+                    **({"strict": findings} if strict else {}),
                 }
             )
+            if findings:
+                raise typer.Exit(1)
             return
         if pulled:
             stdout.print(
@@ -113,11 +126,31 @@ def register(app: typer.Typer) -> None:
                 markup=False,
             )
         warn_problems(report.problems)
+        if carried:
+            stdout.print(f"anchors carried along git renames: {', '.join(carried)}", markup=False)
         stdout.print(
             f"added {report.added}, updated {report.updated}, removed {report.removed}, "
             f"unchanged {report.unchanged}, embedded {report.embedded}"
             + (f", {len(report.problems)} file(s) with problems" if report.problems else "")
         )
+        if findings:
+            warn_problems([f for f in findings if f not in report.problems])
+            stderr.print(
+                f"memctl index --strict: {len(findings)} problem(s) or lenient value(s).",
+                markup=False,
+            )
+            raise typer.Exit(1)
+
+
+def _strict_findings(store, problems: list[dict]) -> list[dict]:
+    from memctl.service.lint import strict_findings
+    from memctl.store.files import drain_scan_problems
+
+    # Why drained here: the sync queued some of the same warnings; each is printed once.
+    merged: dict[tuple, dict] = {}
+    for finding in [*drain_scan_problems(), *strict_findings(store)]:
+        merged.setdefault((finding["path"], finding["line"], finding["problem"]), finding)
+    return list(merged.values())
 
 
 def _publish(store, as_json: bool) -> None:

@@ -10,6 +10,7 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
 from memctl.core.errors import UsageError
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.terminal import printable
 from memctl.core.text import clip
 from memctl.service.provenance import Gate, gate_for
 from memctl.service.retrieval.recall import MODES, Hit
@@ -39,9 +40,9 @@ def _status_lines(hit: Hit) -> list[str]:
     """Which memory is current when one replaced another, and when the memory happened."""
     lines = []
     if hit.superseded_by:
-        lines.append(f"superseded by {hit.superseded_by} (not current)")
+        lines.append(f"superseded by {escape(hit.superseded_by)} (not current)")
     if hit.supersedes:
-        lines.append(f"current; supersedes {', '.join(hit.supersedes)}")
+        lines.append(f"current; supersedes {escape(', '.join(hit.supersedes))}")
     return lines
 
 
@@ -113,8 +114,9 @@ def print_explain(traces: list[dict]) -> None:
             f"{key} {value}" for key, value in about.items() if value not in (None, [], "")
         )
         stdout.print(
-            f"[bold]{trace['store']} store[/] ({escape(read)}); stages: "
-            + ", ".join(trace["stages"])
+            f"[bold]{escape(trace['store'])} store[/] ({escape(read)}); stages: "
+            + escape(", ".join(trace["stages"])),
+            markup=True,
         )
         table = Table(box=None, pad_edge=False)
         for column in ("#", "id", *stages, "relevance", "cut"):
@@ -125,7 +127,7 @@ def print_explain(traces: list[dict]) -> None:
             cells += [f"{scores[stage]:.3f}" if stage in scores else "-" for stage in stages]
             relevance = item["relevance"]
             cells += ["" if relevance is None else f"{relevance:.2f}", item["cut"] or "hit"]
-            table.add_row(*(escape(cell) for cell in cells))
+            table.add_row(*cells)  # plain text: the console reads no markup by default
         stdout.print(table)
 
 
@@ -135,9 +137,15 @@ def register(app: typer.Typer) -> None:
     def recall_command(
         ctx: typer.Context,
         query: str = typer.Argument(
-            ...,
+            None,
             help="What you want to remember, in your own words or an exact identifier.",
             metavar="QUERY",
+        ),
+        paths: list[str] = typer.Option(
+            [],
+            "--path",
+            help="A file about to be touched: the memories anchored to it and the best "
+            "matches for it (as the action-time hook injects them); repeatable.",
         ),
         k: int = typer.Option(
             None,
@@ -205,6 +213,14 @@ def register(app: typer.Typer) -> None:
         --explain shows how each candidate ranked, stage by stage (docs/recall-pipeline.md).
         Example: memctl recall "how do we deploy" -k 3 --format context
         """
+        if paths:
+            from memctl.cli.commands.anchors import path_recall
+
+            return path_recall(
+                ctx, paths, query or "", k, store_only, as_json or output_format == "json"
+            )
+        if query is None:
+            raise UsageError("Give a QUERY to recall, or --path FILE.")
         if output_format not in FORMATS:
             raise UsageError(
                 f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."
@@ -241,7 +257,7 @@ def register(app: typer.Typer) -> None:
         if explain:
             print_explain(result.explain(depth))
         if output_format == "context":
-            stdout.out(context_block(query, hits, gates), end="")
+            stdout.out(printable(context_block(query, hits, gates)), end="")
         else:
             if not hits:
                 stdout.print("No relevant memories.")
@@ -267,8 +283,16 @@ def register(app: typer.Typer) -> None:
                     for n in hit.neighbours
                 ]
                 where = [getattr(hit, "store", "project")] if federated else []
-                cells = [f"{hit.relevance:.2f}", hit.id, hit.type, *where, "\n".join(lines)]
+                cells = [
+                    f"{hit.relevance:.2f}",
+                    escape(hit.id),
+                    escape(hit.type),
+                    *where,
+                    "\n".join(lines),
+                ]
                 # Why made Text here: rich would parse each cell's markup twice (to measure the
                 # columns, then to draw them); the same Text either way, a quarter less work.
-                table.add_row(*(stdout.render_str(cell, highlight=False) for cell in cells))
+                table.add_row(
+                    *(stdout.render_str(cell, highlight=False, markup=True) for cell in cells)
+                )
             stdout.print(table)

@@ -65,12 +65,15 @@ def print_session(view: SessionView) -> None:
     if view.over_limits and not meta.ended:
         stdout.print("Over its limits: `memctl compact` trims it.", markup=False)
     if meta.summary:
-        stdout.print("\n[bold]Summary so far[/]")
+        stdout.print("\n[bold]Summary so far[/]", markup=True)
         stdout.print(meta.summary, markup=False)
     if view.turns:
-        stdout.print("\n[bold]Turns[/]")
+        stdout.print("\n[bold]Turns[/]", markup=True)
     for turn in view.turns:
-        stdout.print(f"[dim]{turn.ts}[/] [bold]{turn.role}[/]: {escape(turn.content)}")
+        stdout.print(
+            f"[dim]{escape(turn.ts)}[/] [bold]{escape(turn.role)}[/]: {escape(turn.content)}",
+            markup=True,
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -196,7 +199,7 @@ def register(app: typer.Typer) -> None:
         for view in views:
             state = "ended" if view.meta.ended else ("over limits" if view.over_limits else "open")
             table.add_row(
-                escape(view.meta.id),
+                view.meta.id,
                 state,
                 str(len(view.turns)),
                 str(view.tokens),

@@ -18,16 +18,24 @@ def register(app: typer.Typer) -> None:
     def stats_command(
         ctx: typer.Context,
         now: str = typer.Option(None, "--now", help=NOW_HELP),
+        never_used: int = typer.Option(
+            3,
+            "--never-used-after",
+            help="List memories injected in at least this many sessions and never used.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
     ) -> None:
-        """Counts by type and scope, the archive, the index on disk, decay scores.
+        """Counts by type and scope, the archive, the index on disk, decay scores, and what
+        the hooks injected: tokens per session, how many of those memories were then used.
 
         Example: memctl stats --json
         """
+        from memctl.service.lifecycle.ledger import ledger_summary
         from memctl.service.lifecycle.stats import store_stats
 
         store = current_store(ctx)
         stats = store_stats(store, parse_now(now))
+        stats["injections"] = ledger_summary(store, never_used)
         warn_problems(stats["problems"])
         if as_json:
             print_json(stats)
@@ -54,6 +62,33 @@ def register(app: typer.Typer) -> None:
             bar = "█" * round(BAR_WIDTH * bucket["count"] / top)
             table.add_row(f"  {bucket['from']:.1f}-{bucket['to']:.1f}", str(bucket["count"]), bar)
         stdout.print(table)
+        _print_injections(stats["injections"])
+
+
+def _print_injections(ledger: dict) -> None:
+    sessions = ledger["sessions"]
+    if not sessions:
+        stdout.print("injected by hooks: nothing yet (.state/ledger.jsonl)")
+        return
+    stdout.print(
+        f"injected by hooks: {ledger['tokens']} tokens over {len(sessions)} sessions; "
+        f"{ledger['used']} of {ledger['injected']} injected memories were then used"
+    )
+    by_event = ", ".join(f"{k} {v}" for k, v in ledger["tokens_by_event"].items())
+    stdout.print(f"  tokens by event: {by_event}", markup=False)
+    for row in sessions[-10:]:
+        stdout.print(
+            f"  {row['session'][:36]}: {row['tokens']} tokens, {row['memories']} memories, "
+            f"{row['used']} used",
+            markup=False,
+        )
+    if ledger["never_used"]:
+        ids = ", ".join(f"{i['id']} ({i['sessions']})" for i in ledger["never_used"][:20])
+        stdout.print(
+            f"  injected in {ledger['never_used_after_sessions']}+ sessions, never used "
+            f"(decay candidates): {ids}",
+            markup=False,
+        )
 
 
 def _counts(counts: dict[str, int]) -> str:

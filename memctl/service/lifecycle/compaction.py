@@ -283,6 +283,8 @@ def _write_knowledge(
         created=now_iso(now),
         extra=extra,
         relations=[{"type": "derived_from", "target": m.id} for m in members],
+        # Why: knowledge drawn from one private episode holds its words; it stays private too.
+        private=any(m.scope == "private" for m in members),
     )
     # Why: a summary's words come from its episodes; it is no more trusted than the least.
     gate = gate_for(store)

@@ -20,7 +20,13 @@ from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
 from memctl.core.text import utc_timestamp
 from memctl.service.retrieval.indexing import indexed_files, open_index, sync_index
 from memctl.store.access import load_access
-from memctl.store.files import file_lock, max_file_bytes, paths_with_id, read_memory
+from memctl.store.files import (
+    check_inside_store,
+    file_lock,
+    max_file_bytes,
+    paths_with_id,
+    read_memory,
+)
 
 # Not a *.md file, so the scanner never takes it for a memory.
 ARCHIVE_LOG = "ARCHIVE_LOG.jsonl"
@@ -34,6 +40,7 @@ class DecayReport:
     moved: list[dict[str, str]] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict, repr=False)  # id -> relative path
+    private: set[str] = field(default_factory=set, repr=False)  # ids of private memories
 
     @property
     def to_archive(self) -> list[DecayDecision]:
@@ -89,6 +96,18 @@ def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemo
     return found, problems
 
 
+STALE_WEIGHT = 0.5  # share of its importance a stale memory keeps when decay scores it
+
+
+def _stale_ids(store: Store) -> set[str]:
+    from memctl.service.anchoring import stale_memories
+
+    try:
+        return {item.id for item in stale_memories([("project", store)], persist=False)}
+    except OSError:
+        return set()
+
+
 def plan(
     store: Store,
     now: datetime | None = None,
@@ -99,6 +118,7 @@ def plan(
     settings = store.settings.decay.model()
     memories, problems = scanned or scan_memories(store)
     access = load_access(store.state_dir)
+    stale = _stale_ids(store)
     items = []
     for entry in memories:
         memory, stat = entry.memory, access.get(entry.memory.id)
@@ -109,7 +129,8 @@ def plan(
                 type=memory.type,
                 # Why: hand-written files often lack `created`; their mtime is the best age we have.
                 created=parse_time(memory.created) or entry.mtime,
-                importance=float(memory.importance),
+                # Why: a memory whose anchored code is gone (`memctl stale`) is worth less.
+                importance=float(memory.importance) * (STALE_WEIGHT if memory.id in stale else 1),
                 pinned=bool(memory.pinned),
                 expires=parse_time(memory.expires),
                 access_count=stat.count if stat else 0,
@@ -118,7 +139,10 @@ def plan(
             )
         )
     paths = {entry.memory.id: entry.relpath for entry in memories}
-    return DecayReport(now, plan_decay(items, now, settings), problems=problems, paths=paths)
+    private = {entry.memory.id for entry in memories if entry.memory.scope == "private"}
+    return DecayReport(
+        now, plan_decay(items, now, settings), problems=problems, paths=paths, private=private
+    )
 
 
 def run_decay(store: Store, apply: bool = False, now: datetime | None = None) -> DecayReport:
@@ -128,7 +152,8 @@ def run_decay(store: Store, apply: bool = False, now: datetime | None = None) ->
         return report
     for decision in report.to_archive:
         source = report.paths[decision.id]
-        target = f"{ARCHIVE_DIRNAME}/{source}"
+        private = decision.id in report.private
+        target = archived_path(source, private)
         _move(store, source, target)
         report.moved.append({"id": decision.id, "from": source, "to": target})
         append_log(
@@ -142,6 +167,7 @@ def run_decay(store: Store, apply: bool = False, now: datetime | None = None) ->
                 "reason": decision.reason,
                 "path": target,
             },
+            private=private,
         )
     report.applied = True
     if report.moved:
@@ -169,6 +195,7 @@ def restore_memory(store: Store, memory_id: str) -> dict[str, str]:
             "title": memory.display_title,
             "path": target,
         },
+        private=memory.scope == "private",
     )
     _sync_both(store)
     return {"id": memory.id, "from": source, "to": target}
@@ -181,13 +208,31 @@ def _sync_both(store: Store) -> None:
         sync_index(store, archive=True)
 
 
-def log_path(store: Store) -> Path:
+def archived_path(source: str, private: bool) -> str:
+    """Where decay moves a memory: archive/<same path>; a private memory that lived outside
+    private/ (scope: private in its front matter) goes under archive/private/, which git
+    ignores like private/ itself."""
+    if private and source.split("/", 1)[0] != PRIVATE_DIRNAME:
+        return f"{ARCHIVE_DIRNAME}/{PRIVATE_DIRNAME}/{source}"
+    return f"{ARCHIVE_DIRNAME}/{source}"
+
+
+def log_path(store: Store, private: bool = False) -> Path:
+    """archive/ARCHIVE_LOG.jsonl (committed with the store); private memories' events go to
+    archive/private/ARCHIVE_LOG.jsonl instead, so no private title reaches git."""
+    if private:
+        return store.archive_dir / PRIVATE_DIRNAME / ARCHIVE_LOG
     return store.archive_dir / ARCHIVE_LOG
 
 
-def append_log(store: Store, entry: dict[str, Any]) -> None:
+def log_paths(store: Store) -> list[Path]:
+    return [log_path(store), log_path(store, private=True)]
+
+
+def append_log(store: Store, entry: dict[str, Any], private: bool = False) -> None:
     """One JSON line per event; appended under a lock so concurrent runs never interleave."""
-    path = log_path(store)
+    path = log_path(store, private)
+    check_inside_store(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
     with file_lock(store.state_dir / "archive.lock"), open(path, "a", encoding="utf-8") as handle:
@@ -209,6 +254,7 @@ def _restored_path(archived: str, memory: Memory) -> str:
 def _move(store: Store, source: str, target: str) -> None:
     """Atomic rename; never over an existing file."""
     destination = store.root / target
+    check_inside_store(destination, store.root)
     if destination.exists():
         raise MemctlError(f"Cannot move {store.root / source}: {destination} already exists.")
     destination.parent.mkdir(parents=True, exist_ok=True)

@@ -18,10 +18,12 @@ from memctl.config import Store
 from memctl.core.errors import (
     InvalidMemoryFile,
     LowValueContent,
+    MemctlError,
     MemoryNotFound,
     ModelUnavailable,
     UsageError,
 )
+from memctl.core.frontmatter import render_memory
 from memctl.core.history import current_text
 from memctl.core.input_limits import check_input, check_utf8
 from memctl.core.memory import (
@@ -58,8 +60,10 @@ from memctl.store.files import (
     path_for,
     read_memory,
     read_memory_bytes,
+    replace_if_unchanged,
     write_memory,
 )
+from memctl.store.manifest import id_in_use
 
 Change = Callable[[Memory], tuple[Memory, str]]
 
@@ -174,6 +178,7 @@ def add_memory(
         )
         result.redacted = redacted
         return result
+    memory = unused_id(store, memory)
     path = path_for(store.root, memory)
     write_memory(path, memory)
     if sync:
@@ -359,7 +364,18 @@ def write_superseding(store: Store, memory: Memory, target: Neighbor) -> AddResu
     return result
 
 
+def unused_id(store: Store, memory: Memory) -> Memory:
+    """The memory, with a new id if its generated one is already held by an indexed memory or
+    names an existing file (two processes in the same millisecond, 1 in 32,768)."""
+    for _ in range(8):
+        if not (id_in_use(store.index_dir, memory.id) or path_for(store.root, memory).exists()):
+            break
+        memory = replace(memory, id=new_id())
+    return memory
+
+
 def write_new(store: Store, memory: Memory) -> AddResult:
+    memory = unused_id(store, memory)
     path = path_for(store.root, memory)
     write_memory(path, memory)
     return AddResult(memory=memory, path=path, written=[path])
@@ -368,6 +384,9 @@ def write_new(store: Store, memory: Memory) -> AddResult:
 def relpaths(store: Store, paths: list[Path]) -> list[str]:
     """These files' paths relative to the store (what sync_index's `written` takes)."""
     return [path.relative_to(store.root).as_posix() for path in paths]
+
+
+REWRITE_ATTEMPTS = 20
 
 
 def rewrite_memory(
@@ -380,14 +399,21 @@ def rewrite_memory(
     seen = read_memory(store.root, relpath, seen_raw)
     planned, action = change(seen)
     with file_lock(lock_path(locks_dir(store), memory_id)):
-        relpath = locate_file(store, memory_id, relpath)
-        fresh_raw = read_memory_bytes(store.root, relpath, limit)
-        fresh = read_memory(store.root, relpath, fresh_raw)
-        if fresh.version != seen.version or fresh_raw != seen_raw:
-            planned, action = change(fresh)  # Why: someone wrote it since we read; redo on theirs.
-        planned.version = fresh.version + 1
-        write_memory(store.root / relpath, planned)
-    return store.root / relpath, planned, action
+        for _ in range(REWRITE_ATTEMPTS):
+            relpath = locate_file(store, memory_id, relpath)
+            fresh_raw = read_memory_bytes(store.root, relpath, limit)
+            fresh = read_memory(store.root, relpath, fresh_raw)
+            if fresh.version != seen.version or fresh_raw != seen_raw:
+                planned, action = change(fresh)  # Why: someone wrote it since; redo on theirs.
+                seen, seen_raw = fresh, fresh_raw
+            planned.version = fresh.version + 1
+            # Why compare-and-swap: a hand edit holds no lock; it must never be overwritten.
+            if replace_if_unchanged(store.root / relpath, render_memory(planned), fresh_raw):
+                return store.root / relpath, planned, action
+    raise MemctlError(
+        f"{store.root / relpath}: it kept changing while memctl merged into it; nothing was "
+        "written, try again"
+    )
 
 
 def locate_file(store: Store, memory_id: str, relpath: str | None) -> str:

@@ -56,6 +56,7 @@ class ExportResult:
     written: list[Path] = field(default_factory=list)
     removed: list[Path] = field(default_factory=list)
     text: str | None = None  # the output, when it goes to stdout
+    problems: list[dict] = field(default_factory=list)  # files that could not be read: left out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +65,7 @@ class ExportResult:
             "omitted": self.omitted,
             "written": [str(p) for p in self.written],
             "removed": [str(p) for p in self.removed],
+            "problems": self.problems,
         }
 
 
@@ -122,7 +124,19 @@ def export_memories(
     default_types = None if fmt == "jsonl" else list(agent_files.AGENT_FILE_TYPES)
     listing = list_memories(store, types or default_types)
     memories = [m for _, m in listing.memories if include_private or m.scope != "private"]
+    result = _export(store, fmt, memories, project_root, output, budget)
+    result.problems = list(listing.problems)  # Why: an export is a backup; say what it lacks
+    return result
 
+
+def _export(
+    store: Store,
+    fmt: str,
+    memories: list[Memory],
+    project_root: Path,
+    output: str | None,
+    budget: int | None,
+) -> ExportResult:
     if fmt == "jsonl":
         chosen = agent_files.priority_order(memories) if budget else memories
         lines, used = [], 0

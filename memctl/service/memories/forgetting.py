@@ -18,7 +18,7 @@ from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
 from memctl.core.ids import is_safe_id
 from memctl.core.memory import Memory
-from memctl.service.lifecycle.decaying import log_path, scan_memories
+from memctl.service.lifecycle.decaying import log_paths, scan_memories
 from memctl.service.memories.add import locks_dir
 from memctl.service.memories.derived import (
     DerivedChange,
@@ -26,6 +26,7 @@ from memctl.service.memories.derived import (
     memory_catalog,
     rewrite_without,
 )
+from memctl.service.memories.short_term_scrub import needles_of, scrub_short_term
 from memctl.service.provenance import forget_provenance
 from memctl.service.retrieval.indexing import manifest_name, open_index
 from memctl.store.access import ACCESS_FILENAME, drop_access
@@ -46,6 +47,7 @@ from memctl.store.forget_journal import (
     write_journal,
 )
 from memctl.store.index import Manifest
+from memctl.store.task_state import TASK_FILENAME
 
 GIT_TIMEOUT_S = 10
 
@@ -129,7 +131,7 @@ def plan_forget(store: Store, ids: list[str]) -> ForgetPlan:
 
 
 def forget_memories(
-    store: Store, ids: list[str], plan: ForgetPlan | None = None
+    store: Store, ids: list[str], plan: ForgetPlan | None = None, query: str | None = None
 ) -> list[ForgetResult]:
     """Forget these memories (and what derives from them). Every id is checked first.
 
@@ -139,6 +141,8 @@ def forget_memories(
     plan = plan or plan_forget(store, ids)
     for result in plan.results:
         result.git_history = committed_paths(store.root, result.removed)
+    # Why first: the journal holds ids only; killed here, forgetting again redoes this.
+    scrub_short_term(store, needles_of(_memories_of(store, plan.results), query))
     write_journal(store.state_dir, plan.forget_ids, plan.rewrite_ids)
     _carry_out(store, plan.results, plan.rewrite_ids)
     return plan.results
@@ -259,6 +263,17 @@ def _git(cwd: Path, *args: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+def _memories_of(store: Store, results: list[ForgetResult]) -> list[Memory]:
+    found = []
+    for result in results:
+        for relpath in result.removed:
+            try:
+                found.append(read_memory(store.root, relpath, max_bytes=max_file_bytes(store)))
+            except (OSError, InvalidMemoryFile):
+                continue
+    return found
+
+
 def _title(store: Store, paths: list[str], memory_id: str) -> str:
     for relpath in paths:
         try:
@@ -298,7 +313,11 @@ def _leftovers(store: Store, memory_id: str) -> bool:
 def _scrub_archive_log(store: Store, ids: set[str], retitled: dict[str, str]) -> None:
     """Drop the archive log's lines about these memories (their titles would remain), and give
     the rewritten ones their new title."""
-    path = log_path(store)
+    for path in log_paths(store):
+        _scrub_log(store, path, ids, retitled)
+
+
+def _scrub_log(store: Store, path: Path, ids: set[str], retitled: dict[str, str]) -> None:
     try:
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     except FileNotFoundError:
@@ -329,7 +348,8 @@ def _entry(line: str) -> dict | None:
 def _scrub_state(store: Store, ids: set[str]) -> None:
     """Remove the ids from JSON state files: list items equal to one, and keys named by one."""
     for path in sorted(store.state_dir.rglob("*.json")):
-        if path.name == ACCESS_FILENAME or not _mentions(path, ids):
+        # Why not the task: its keys are the user's note names, not memory ids ("goal").
+        if path.name in (ACCESS_FILENAME, TASK_FILENAME) or not _mentions(path, ids):
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -355,10 +375,10 @@ def _state_mentions(store: Store, memory_id: str) -> list[Path]:
     places = sorted(store.state_dir.rglob("*")) if store.state_dir.is_dir() else []
     return [
         p
-        for p in [*places, log_path(store)]
+        for p in [*places, *log_paths(store)]
         if p.is_file()
         and not p.name.endswith(".lock")
-        and p.name != JOURNAL_NAME
+        and p.name not in (JOURNAL_NAME, TASK_FILENAME)
         and _mentions(p, {memory_id})
     ]
 

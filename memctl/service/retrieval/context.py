@@ -384,9 +384,17 @@ def _build_context(
     user_facts: set[str] = set()
     if user_store is not None:
         sync_index(user_store)
-        mine = relevant_memories(user_store, used_query, None, limits[0], floor)
+        from memctl.service.anchoring import of_this_project
+
+        here = of_this_project(store)  # another project's memories stay out (issue 31)
+        mine = [
+            m
+            for m in relevant_memories(user_store, used_query, None, limits[0], floor)
+            if here(m.memory)
+        ]
+        theirs = [f for f in confident_facts(user_store, confidence, limits[1] * 2) if here(f)]
         memories, facts, user_facts = _with_user_store(
-            memories, facts, mine, confident_facts(user_store, confidence, limits[1]), limits
+            memories, facts, mine, theirs[: limits[1]], limits
         )
     facts = [f for f in facts if f.id not in {item.memory.id for item in memories}]
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memctl.config import Store, open_user_store
+from memctl.core.anchors import PROJECT_KEY
 from memctl.core.federation import interleave_by_rank, merge_by_heads
 from memctl.core.memory import Memory
 from memctl.core.routing import PROJECT, USER
@@ -82,6 +83,21 @@ def federated_recall(
         recall(store, query, k=k, mode=mode, query_vector=vector, trace=trace, **options)
         for (_, store), vector, trace in zip(stores, query_vectors, each_trace, strict=True)
     ]
+    for number in range(1, len(stores)):
+        kept = this_project_only(stores[0][1], answers[number])
+        if len(kept) < len(answers[number]):
+            # Why again, deeper: another project's memories took places in this store's top k;
+            # its top k among this project's (and shared) memories is what the merge needs.
+            deeper = recall(
+                stores[number][1],
+                query,
+                k=k * 4,
+                mode=mode,
+                query_vector=query_vectors[number],
+                **options,
+            )
+            kept = this_project_only(stores[0][1], deeper)[:k]
+        answers[number] = kept
     if mode == "bm25" or any(vector is None for vector in query_vectors):
         merged = interleave_by_rank(answers, k)
     else:
@@ -91,6 +107,16 @@ def federated_recall(
         ]
         merged = merge_by_heads(answers, lambda hit: relevance[id(hit)], k)
     return [_tagged(hit, stores[number][0]) for number, hit in merged]
+
+
+def this_project_only(project: Store, hits: list[Hit]) -> list[Hit]:
+    """Hits of the user store minus those another project wrote (front matter `project:`)."""
+    from memctl.service.anchoring import project_of
+
+    if not any(hit.memory.extra.get(PROJECT_KEY) for hit in hits):
+        return hits
+    name = project_of(project)[1]
+    return [hit for hit in hits if hit.memory.extra.get(PROJECT_KEY) in (None, name)]
 
 
 def _query_vectors(

@@ -39,10 +39,12 @@ from memctl.service.retrieval.embedding import (
 )
 from memctl.store.files import (
     FileStat,
+    check_inside_store,
     file_lock,
     is_archived,
     is_scanned_path,
     max_file_bytes,
+    note_lenient_values,
     read_memory,
     read_memory_bytes,
     scan_files,
@@ -218,6 +220,9 @@ def sync_index(
     them, and only they are looked at (store size does not matter); a change to any other file
     is left to the next sync, which finds it (the stamp no longer matches the files).
     """
+    _index_path_is_a_folder(store)
+    for folder in (store.index_dir, store.state_dir):  # Why first: the manifest is SQLite
+        check_inside_store(folder / "x", store.root)
     guard = _guard
     if guard is None:
         changed = frozenset(written) if written and not rebuild else None
@@ -277,7 +282,22 @@ def index_damage(store: Store, archive: bool = False) -> str | None:
     with file_lock(store.state_dir / "index.lock"):  # Why: a sync in progress is not damage
         manifest = Manifest.load(store.index_dir, manifest_name(archive))
         expected = sum(1 for e in manifest.files.values() if e.problem is None and e.id)
-        return table_problem(index, expected if manifest.model else None)
+        return table_problem(index, expected if manifest.model else None, read_all=True)
+
+
+def _index_path_is_a_folder(store: Store) -> None:
+    """`.index` replaced by a plain file (a bad merge, a stray copy): move it aside, with a
+    notice, so the index is rebuilt in its place; memctl never deletes a file it did not make."""
+    path = store.index_dir
+    if path.is_symlink() or not os.path.lexists(path) or path.is_dir():
+        return  # Why symlinks pass: writes through one are refused (store.files.check_inside_store)
+    aside = path.with_name(f"{path.name}.not-a-folder")
+    number = 1
+    while os.path.lexists(aside):
+        number += 1
+        aside = path.with_name(f"{path.name}.not-a-folder.{number}")
+    os.rename(path, aside)
+    notify_repair(f"{path} was not a folder; moved it to {aside.name}")
 
 
 def notify_repair(problem: str) -> None:
@@ -522,6 +542,7 @@ def _apply_plan(
             files[relpath] = IndexedFile(stat.mtime_ns, stat.size, fhash, None, None, problem)
             continue
         seen_ids[memory.id] = relpath
+        note_lenient_values(store.root / relpath, memory)  # printed once, as the file changes
         if old is not None and old.id and old.problem is None:
             delete_ids.append(old.id)
             report.updated += 1

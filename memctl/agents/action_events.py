@@ -1,0 +1,196 @@
+"""Claude Code's tool calls as memctl sees them: PreToolUse injects, Stop notes what was used.
+
+PreToolUse carries `tool_name` and `tool_input` (Read/Edit/Write/MultiEdit: `file_path`, the
+edit's `new_string` / `content`; Bash: `command`). memctl answers with the memories for that
+file or command (service.retrieval.action), each at most once per session, and logs the cost
+in the ledger. Stop carries the agent's last reply: memories whose words or anchors it holds
+count as used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memctl.agents.claude_code import HookPayload
+from memctl.config import Store
+from memctl.core.hook_blocks import BlockItem, fit_block
+from memctl.core.tokens import estimate_tokens
+from memctl.service.after_reply import later
+from memctl.service.privacy import shares_private
+from memctl.store.hook_state import load_session_state
+
+FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+CHANGING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+ALWAYS_HEADING = "## memctl: rules for every task in this project"
+
+
+def _stores(store: Store, user_store: Store | None) -> list[tuple[str, Store]]:
+    return [("project", store)] + ([("user", user_store)] if user_store is not None else [])
+
+
+def tool_call(payload: HookPayload) -> tuple[str, tuple[str, ...], tuple[str, ...], str]:
+    """(tool, paths, command lines, the edit's text) from a PreToolUse payload."""
+    tool = str(payload.raw.get("tool_name") or "")
+    data: Any = payload.raw.get("tool_input")
+    data = data if isinstance(data, dict) else {}
+    paths: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    text = ""
+    if tool in FILE_TOOLS:
+        path = data.get("file_path") or data.get("notebook_path")
+        paths = (path,) if isinstance(path, str) and path else ()
+        parts = [data.get("new_string"), data.get("content")]
+        edits = data.get("edits")
+        if isinstance(edits, list):
+            parts += [e.get("new_string") for e in edits if isinstance(e, dict)]
+        text = "\n".join(p for p in parts if isinstance(p, str))
+    elif tool == "Bash" and isinstance(data.get("command"), str):
+        commands = (data["command"],)
+    return tool, paths, commands, text
+
+
+def action_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
+    """The block to add before this tool call; "" when nothing is anchored or relevant."""
+    from memctl.service.retrieval.action import ActionRequest, action_recall, relative_paths
+
+    tool, paths, commands, text = tool_call(payload)
+    if not (paths or commands):
+        return ""
+    settings = store.settings.hooks
+    stores = _stores(store, user_store)
+    if tool in CHANGING_TOOLS:
+        from memctl.service.anchoring import project_of
+        from memctl.service.lifecycle.ledger import record_touch
+
+        touched = relative_paths(project_of(store)[0], paths)
+        later(lambda: record_touch(store, payload.session_id, touched))
+    shown = frozenset(load_session_state(store, payload.session_id).get("shown") or ())
+    result = action_recall(
+        stores,
+        ActionRequest(
+            paths=paths,
+            commands=commands,
+            text=text[:4000],
+            exclude=shown,
+            budget=settings.action_budget,
+            k=settings.action_k,
+            min_relevance=settings.action_min_relevance,
+            include_private=shares_private(store),
+        ),
+    )
+    if result.shown:
+        later(lambda: _note_shown(store, payload, result.shown))
+        later(lambda: record(store, payload, result.shown, result.markdown))
+    return result.markdown
+
+
+def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> None:
+    """Add `ids` to the session's shown list; a failure is logged (at worst a memory is shown
+    again), never the tool call's problem."""
+    from memctl.agents.hook_runner import log_hook_error
+    from memctl.store.hook_state import remember_shown
+
+    try:
+        remember_shown(store, payload.session_id, ids, reset=False)
+    except OSError as error:
+        log_hook_error(
+            store.state_dir / "hooks.log", payload.event, payload.session_id, f"not saved: {error}"
+        )
+
+
+def record(store: Store, payload: HookPayload, ids, markdown: str) -> None:
+    """Log one injection in the ledger (ids and tokens, never the text)."""
+    from memctl.service.lifecycle.ledger import record_injection
+
+    record_injection(store, payload.session_id, payload.event, ids, estimate_tokens(markdown))
+
+
+def note_reply(store: Store, payload: HookPayload) -> None:
+    from memctl.service.lifecycle.ledger import record_reply_use
+
+    reply = payload.raw.get("last_assistant_message")
+    if not isinstance(reply, str) and payload.transcript_path:
+        from memctl.agents.transcripts import read_conversation_file
+
+        turns = read_conversation_file(payload.transcript_path)
+        reply = next((t.content for t in reversed(turns) if t.role == "assistant"), "")
+    if isinstance(reply, str):
+        record_reply_use(store, payload.session_id, reply)
+
+
+def always_block(
+    store: Store, user_store: Store | None, budget: int
+) -> tuple[str, tuple[str, ...]]:
+    """The `apply: always` memories of this project (and the person's), cut to `budget`."""
+    from memctl.service.anchoring import project_of
+    from memctl.service.retrieval.action import usable
+    from memctl.service.retrieval.anchor_table import anchor_entries
+    from memctl.store.files import max_file_bytes
+    from memctl.store.parsed_memories import read_memory_kept
+
+    if budget <= 0:
+        return "", ()
+    from memctl.service.provenance import gates_for, injectable
+
+    project = project_of(store)[1]
+    private = shares_private(store)
+    found = []
+    for label, each in _stores(store, user_store):
+        for entry in anchor_entries(each):
+            if entry.apply != "always" or not usable(entry, project, private):
+                continue
+            try:
+                memory = read_memory_kept(each.root, entry.relpath, max_file_bytes(each))
+            except Exception:  # noqa: BLE001 - broken since the table was read: skip it
+                continue
+            found.append(_Always(entry.id, entry.title, entry.type, memory, label))
+    if not found:
+        return "", ()
+    gates = gates_for(dict(_stores(store, user_store)))
+    items = [
+        BlockItem(hit.id, hit.title, hit.type, hit.memory.body, origin)
+        for hit, origin in injectable(found, gates)
+    ]
+    block = fit_block(ALWAYS_HEADING, items, budget)
+    return block.markdown, block.shown
+
+
+@dataclass(frozen=True)
+class _Always:
+    """An `apply: always` memory as the quarantine gate reads it (like a recall hit)."""
+
+    id: str
+    title: str
+    type: str
+    memory: Any
+    store: str
+
+
+def one_fence(*blocks: str) -> str:
+    """Fenced blocks joined into one fence (core.fence: one notes block per injection)."""
+    from memctl.core.fence import CLOSE, OPEN, PREAMBLE, fence, is_fenced
+
+    bodies = []
+    for block in blocks:
+        if not block.strip():
+            continue
+        if is_fenced(block):
+            block = block.strip().removeprefix(OPEN).removesuffix(CLOSE).strip("\n")
+            block = block.removeprefix(PREAMBLE).strip("\n")
+        bodies.append(block)
+    return fence("\n\n".join(bodies)) if bodies else ""
+
+
+def not_automatic(store: Store, user_store: Store | None) -> set[str]:
+    """Ids the prompt hook must not inject: `apply: manual`, and other projects' memories."""
+    from memctl.service.anchoring import project_of
+    from memctl.service.retrieval.anchor_table import anchor_entries
+
+    project = project_of(store)[1]
+    return {
+        entry.id
+        for _, each in _stores(store, user_store)
+        for entry in anchor_entries(each)
+        if entry.apply == "manual" or entry.project not in (None, project)
+    }

@@ -1,0 +1,288 @@
+"""The project's code as anchors need it: its file list and which identifiers occur in it.
+
+Cheap by construction: git already knows every tracked file's content hash (`git ls-files -s`),
+so the file list costs one git call, and which anchored identifiers a file holds is remembered
+per content hash in `.memory/.state/code_symbols.json`: only files whose content changed are read
+again, and only for the identifiers memories anchor to (no full index of the code). Outside git,
+the tree is walked and a file's (size, mtime) stands in for its hash. A tree at a past commit
+(`CodeTree.at_commit`) reads blobs through `git cat-file`, for the stale-anchor benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memctl.store.files import atomic_write
+
+CACHE_NAME = "code_symbols.json"
+_STORE_PREFIX = ".memory/"
+MAX_FILE_BYTES = 1024 * 1024  # larger files are data, not code: not read for symbols
+WALK_LIMIT = 20_000  # files listed outside git
+_SKIP_DIRS = frozenset(
+    {".git", ".memory", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", "target"}
+)
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_SYMBOL_SHAPE = re.compile(r"^_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+|[a-z0-9][A-Z])[A-Za-z0-9_]*$")
+CACHE_VERSION = 1
+MEMO_SECONDS = 2.0  # a resident process re-lists the tree at most this often
+
+
+@dataclass
+class CodeTree:
+    """Files (path relative to `root` -> content key) and how to read one."""
+
+    root: Path
+    files: dict[str, str]
+    read: Callable[[str], bytes | None]
+    cache_path: Path | None = None
+    _present: dict[str, bool] = field(default_factory=dict)
+    _symbols: frozenset[str] | None = None
+
+    def file_list(self) -> frozenset[str]:
+        return frozenset(self.files)
+
+    def symbol_present(self, symbol: str) -> bool:
+        """Whether `symbol` occurs as a whole word in some file of the tree."""
+        if is_indexed_symbol(symbol):
+            return symbol in self.symbols()
+        if symbol not in self._present:
+            self._present[symbol] = any(
+                symbol.encode() in _words(self.read(path)) for path in self.files
+            )
+        return self._present[symbol]
+
+    def symbols(self) -> frozenset[str]:
+        """Every identifier in the tree shaped like a symbol worth anchoring (see
+        `is_indexed_symbol`); each file is read once per content hash, then cached."""
+        if self._symbols is not None:
+            return self._symbols
+        cache = _load_cache(self.cache_path)
+        blobs: dict[str, list[str]] = cache.get("blobs") or {}
+        if cache.get("version") != CACHE_VERSION:
+            blobs = {}
+        changed = False
+        for path, key in self.files.items():
+            if key not in blobs:
+                blobs[key] = sorted(
+                    w.decode() for w in _words(self.read(path)) if is_indexed_symbol(w.decode())
+                )
+                changed = True
+        live = set(self.files.values())
+        if changed or len(blobs) > len(live):
+            blobs = {key: words for key, words in blobs.items() if key in live}
+            _save_cache(self.cache_path, {"version": CACHE_VERSION, "blobs": blobs})
+        self._symbols = frozenset(word for words in blobs.values() for word in words)
+        return self._symbols
+
+    @classmethod
+    def at_commit(cls, repo: Path, commit: str, cache_path: Path | None = None) -> CodeTree:
+        out = _git(repo, "ls-tree", "-r", "-z", commit)
+        files = {}
+        for entry in out.split(b"\0"):
+            if b"\t" not in entry:
+                continue
+            meta, path = entry.split(b"\t", 1)
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == b"blob":
+                files[path.decode("utf-8", "replace")] = parts[2].decode()
+        return cls(repo, files, _blob_reader(repo, files), cache_path)
+
+
+def project_root(start: Path) -> Path:
+    """The git work tree holding `start`, else `start` itself."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            timeout=10,
+            check=True,
+        ).stdout
+        return Path(out.decode().strip())
+    except (OSError, subprocess.SubprocessError):
+        return start
+
+
+_MEMO: dict[tuple[Path, Path | None], tuple[float, tuple[int, int], CodeTree]] = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def working_tree(root: Path, state_dir: Path | None) -> CodeTree:
+    """The files under `root` now (git's view when it is a repository), memoised briefly."""
+    stamp = _index_stamp(root)
+    now = time.monotonic()
+    cache = state_dir / CACHE_NAME if state_dir is not None else None
+    with _MEMO_LOCK:
+        memo = _MEMO.get((root, cache))
+        if memo and memo[1] == stamp and now - memo[0] < MEMO_SECONDS:
+            return memo[2]
+    files = _git_files(root)
+    if files is None:
+        files = _walked_files(root)
+    # Why: the memories themselves name the symbols; they must not keep them alive.
+    files = {path: key for path, key in files.items() if not path.startswith(_STORE_PREFIX)}
+    tree = CodeTree(root, files, lambda path: _read_file(root / path), cache)
+    with _MEMO_LOCK:
+        _MEMO[(root, cache)] = (now, stamp, tree)
+    return tree
+
+
+def _index_stamp(root: Path) -> tuple[int, int]:
+    try:
+        info = (root / ".git" / "index").stat()
+        return info.st_mtime_ns, info.st_size
+    except OSError:
+        return 0, 0
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, timeout=60, check=True
+    ).stdout
+
+
+def _git_files(root: Path) -> dict[str, str] | None:
+    try:
+        staged = _git(root, "ls-files", "-s", "-z")
+        others = _git(root, "ls-files", "-t", "-z", "-d", "-m", "-o", "--exclude-standard")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    files: dict[str, str] = {}
+    for entry in staged.split(b"\0"):
+        if b"\t" in entry:
+            meta, raw_path = entry.split(b"\t", 1)
+            files[raw_path.decode("utf-8", "replace")] = meta.split()[1].decode()
+    removed = set()
+    for entry in others.split(b"\0"):
+        tag, _, path_bytes = entry.partition(b" ")
+        path = path_bytes.decode("utf-8", "replace")
+        if tag == b"R":  # deleted from the work tree, not yet from the index
+            removed.add(path)
+        elif tag in (b"?", b"C") and path:  # untracked, or changed since it was staged
+            files[path] = _stat_key(root / path)
+    for path in removed:
+        files.pop(path, None)
+    return files
+
+
+def _walked_files(root: Path) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+        for name in names:
+            path = Path(folder) / name
+            files[path.relative_to(root).as_posix()] = _stat_key(path)
+            if len(files) >= WALK_LIMIT:
+                return files
+    return files
+
+
+def _stat_key(path: Path) -> str:
+    try:
+        info = path.stat()
+    except OSError:
+        return "missing"
+    return f"stat:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _read_file(path: Path) -> bytes | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _blob_reader(repo: Path, files: dict[str, str]) -> Callable[[str], bytes | None]:
+    def read(path: str) -> bytes | None:
+        key = files.get(path)
+        if key is None:
+            return None
+        try:
+            data = _git(repo, "cat-file", "blob", key)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return data if len(data) <= MAX_FILE_BYTES else None
+
+    return read
+
+
+def _words(data: bytes | None) -> set[bytes]:
+    if not data or b"\0" in data[:8000]:
+        return set()
+    return set(_WORD.findall(data))
+
+
+def is_indexed_symbol(word: str) -> bool:
+    """An identifier distinctive enough to index and anchor to: 4+ characters with an inner
+    capital (getUserById, HttpClient) or an underscore (user_id, MAX_SIZE)."""
+    return len(word) >= 4 and bool(_SYMBOL_SHAPE.match(word))
+
+
+def _load_cache(path: Path | None) -> dict:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_cache(path: Path | None, data: dict) -> None:
+    if path is None:
+        return
+    try:
+        atomic_write(path, json.dumps(data, separators=(",", ":")).encode(), durable=False)
+    except OSError:
+        pass  # a cache: the next call reads the files again
+
+
+def renames_between(repo: Path, old: str, new: str) -> dict[str, str]:
+    """old path -> new path for the files git sees as renamed from `old` to `new` (`-M`)."""
+    try:
+        out = _git(repo, "diff", "-M", "--name-status", "-z", old, new)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    parts = out.split(b"\0")
+    renames: dict[str, str] = {}
+    i = 0
+    while i < len(parts):
+        status = parts[i].decode()
+        if status.startswith("R") and i + 2 < len(parts):
+            renames[parts[i + 1].decode("utf-8", "replace")] = parts[i + 2].decode(
+                "utf-8", "replace"
+            )
+            i += 3
+        elif status.startswith("C") and i + 2 < len(parts):
+            i += 3
+        else:
+            i += 2
+    return renames
+
+
+def head_commit(repo: Path) -> str | None:
+    try:
+        return _git(repo, "rev-parse", "HEAD").decode().strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def git_remote(repo: Path) -> str | None:
+    """The URL of the repository's `origin` remote (else its first remote); None without one."""
+    try:
+        names = _git(repo, "remote").decode().split()
+        if not names:
+            return None
+        name = "origin" if "origin" in names else names[0]
+        return _git(repo, "remote", "get-url", name).decode().strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
