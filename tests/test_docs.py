@@ -192,3 +192,15 @@ def test_every_page_a_message_points_to_exists_with_its_section():
         assert (REPO / page).is_file(), page
         if section:
             assert f"\n## {section}\n" in (REPO / page).read_text(encoding="utf-8"), (page, section)
+
+
+def test_the_hook_count_the_docs_give_is_memctls():
+    from memctl.agents.claude_code import HOOK_SPECS
+
+    words = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+    stated = set()
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        stated |= set(re.findall(r"\b(four|five|six|seven|eight) (?:memctl )?hooks\b", text))
+        stated |= set(re.findall(r"\bthe same (four|five|six|seven|eight) memctl installs\b", text))
+    assert stated <= {words[len(HOOK_SPECS)]}
