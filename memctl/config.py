@@ -551,7 +551,7 @@ def _unknown_warning(source: Path | str, line: int, keys: tuple[str, ...]) -> st
     if tuple(keys) in REPLACED_KEYS:
         return (
             f"{source}:{line}: '{name}' was replaced by '{REPLACED_KEYS[tuple(keys)]}', a relevance "
-            "in [0, 1] rather than a cosine (ignored; see README, How recall works)"
+            "in [0, 1] rather than a cosine (ignored; see docs/recall.md)"
         )
     return (
         f"{source}:{line}: unknown setting '{name}' (ignored); "
@@ -597,7 +597,10 @@ def find_store(
         path = Path(chosen).expanduser().resolve()
         if not path.is_dir():
             raise StoreNotFound(f"Store '{path}' does not exist. Create it with `memctl init`.")
-        return path
+        # Why: `--store ~/code/app` names the project; used as a store it would read nothing
+        # and leave .index/ and .state/ in the project's root.
+        inner = path / STORE_DIRNAME
+        return inner if path.name != STORE_DIRNAME and inner.is_dir() else path
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / STORE_DIRNAME

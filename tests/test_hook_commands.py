@@ -99,9 +99,29 @@ def test_status_reports_hooks_that_cannot_start(project):
     assert set(failing) == {spec.event for spec in HOOK_SPECS}
     assert all(problem.startswith("exit 127") for problem in failing.values())
     shown = runner.invoke(app, ["hooks", "status"])
-    assert "4 failing" in shown.stdout and "exit 127" in shown.stdout
+    assert f"{len(HOOK_SPECS)} failing" in shown.stdout and "exit 127" in shown.stdout
 
     good = shlex.join([sys.executable, "-m", "memctl"])
     assert runner.invoke(app, ["hooks", "install", "claude-code", "--command", good]).exit_code == 0
     status = json.loads(runner.invoke(app, ["hooks", "status", "--json"]).stdout)
     assert status["claude_code"]["project"]["failing"] == {}
+
+
+def test_hooks_in_settings_beside_the_enabled_plugin_are_called_out(project):
+    """The plugin brings the same four hooks: with both, each event would run memctl twice."""
+    user_settings = Path.home() / ".claude" / "settings.json"
+    user_settings.parent.mkdir()
+    user_settings.write_text(json.dumps({"enabledPlugins": {"memctl@memctl": True}}))
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--no-check", "--json"]).stdout)
+    assert status["claude_code"]["user"]["plugin"] is True and status["warnings"] == []
+
+    installed = runner.invoke(app, ["hooks", "install", "claude-code"])
+    assert installed.exit_code == 0
+    assert "plugin is enabled in user settings" in installed.stderr
+    assert "memctl hooks uninstall claude-code" in installed.stderr
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--no-check", "--json"]).stdout)
+    assert any("runs memctl twice" in warning for warning in status["warnings"])
+
+    user_settings.write_text(json.dumps({"enabledPlugins": {"memctl@memctl": False}}))
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--no-check", "--json"]).stdout)
+    assert status["claude_code"]["user"]["plugin"] is False and status["warnings"] == []

@@ -117,7 +117,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
         """List memories, oldest first, or with --limit a page of the newest (the user store's
-        too, unless --store-only)."""
+        too, unless --store-only).
+
+        Example: memctl list --limit 20 --type procedural --tag deploy
+        """
         stores = current_stores(ctx, store_only)
         labels: list[str | None]
         if offset and limit is None:
@@ -182,7 +185,10 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
         as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
-        """Show one memory: its fields and body (from the user store when it is not here)."""
+        """Show one memory: its fields and body (from the user store when it is not here).
+
+        Example: memctl show 1m80k2c9a7qz (ids are in list and recall output)
+        """
         path, memory = find_memory(ctx, memory_id)
         if as_json:
             print_json(memory_dict(memory, path))
@@ -206,7 +212,10 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
     ) -> None:
-        """Open a memory in $EDITOR; the next read command re-indexes it."""
+        """Open a memory in $EDITOR; the next read command re-indexes it.
+
+        Example: EDITOR=nano memctl edit 1m80k2c9a7qz
+        """
         path, _ = find_memory(ctx, memory_id)
         editor = editor_command()
         try:

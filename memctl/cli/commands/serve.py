@@ -25,6 +25,8 @@ def register(app: typer.Typer) -> None:
 
         One engine serves every store; hot commands start it in the background by themselves.
         Its socket is in $MEMCTL_RUNTIME_DIR, else $XDG_RUNTIME_DIR/memctl, else ~/.cache/memctl.
+
+        Example: memctl serve --idle-minutes 0
         """
         if idle_minutes is not None and idle_minutes < 0:
             raise UsageError("--idle-minutes must be 0 (never) or more.")
@@ -42,7 +44,10 @@ def register(app: typer.Typer) -> None:
         os._exit(code)
 
     server_app = typer.Typer(
-        help="The user's engine, one for every store (started by hot commands): status and stop.",
+        help=(
+            "The user's engine, one for every store (started by hot commands): status and stop.\n\n"
+            "Example: memctl server status"
+        ),
         no_args_is_help=True,
     )
     app.add_typer(server_app, name="server")
