@@ -21,20 +21,6 @@ runner = CliRunner()
 BARE_PATH = "/usr/bin:/bin"  # what a GUI-started Claude Code may have: no venv, no pipx folder
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    root = tmp_path / "project"
-    root.mkdir()
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.chdir(root)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("MEMCTL_STORE", raising=False)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    assert runner.invoke(app, ["init"]).exit_code == 0
-    return root
-
-
 def installed_commands(project: Path) -> dict[str, str]:
     data = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
     return {event: groups[0]["hooks"][0]["command"] for event, groups in data["hooks"].items()}
