@@ -152,6 +152,7 @@ class Engine:
 
     def run(self) -> int:
         """Serve until told to stop; the process exit code."""
+        budget.tune_malloc()  # before the first threads: see tune_malloc
         for folder in (self.folder, self.socket_path.parent):
             if not location.private_dir(folder):
                 self.log.error("folder %s is not private to this user; not serving", folder)
