@@ -31,7 +31,7 @@ from memctl.store.forget_journal import journal_path
 from memctl.store.hook_state import load_session_state, remember_shown, safe_name
 
 LOG_NAME = "hooks.log"
-PROMPT_HEADING = "## memctl: memories related to this prompt"
+PROMPT_HEADING = "## Related to this prompt"
 
 
 def log_path(store: Store) -> Path:
@@ -74,8 +74,14 @@ def session_start_context(
     rules, rule_ids = always_block(
         store, user_store, min(budget, store.settings.hooks.always_budget)
     )
+    # Why no preferences and profile facts: shown to every task, they were mostly noise there
+    # (benchmarks/action_time.py); the prompt hook brings them when a prompt is about them.
     markdown, shown = context_block(
-        store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
+        store,
+        budget - estimate_tokens(rules),
+        payload.session_id,
+        user_store=user_store,
+        with_facts=False,
     )
     shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
     markdown = one_fence(rules, markdown)

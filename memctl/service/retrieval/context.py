@@ -325,14 +325,17 @@ def build_context(
     session_id: str | None = None,
     user_store: Store | None = None,
     include_private: bool | None = None,
+    with_facts: bool = True,
 ) -> ContextResult:
     """The context block and what it shows. Private memories only when shared (service.privacy);
-    `user_store`: also show its relevant memories and its preferences and profile facts."""
+    `user_store`: also show its relevant memories and its preferences and profile facts;
+    `with_facts=False`: no "Preferences and profile" section (they come when relevant)."""
     from memctl.service.retrieval.index_guard import read_repairing
 
     shared = shares_private(store, include_private)
     return read_repairing(
-        store, lambda: _build_context(store, query, budget, session_id, shared, user_store)
+        store,
+        lambda: _build_context(store, query, budget, session_id, shared, user_store, with_facts),
     )
 
 
@@ -343,6 +346,7 @@ def _build_context(
     session_id: str | None,
     shared: bool,
     user_store: Store | None,
+    with_facts: bool = True,
 ) -> ContextResult:
     """`user_store`: also show its relevant memories and its preferences and profile facts."""
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
@@ -361,7 +365,7 @@ def _build_context(
 
     sync_index(store)
     verify_index(store)
-    limits = (settings.max_memories, settings.max_facts)
+    limits = (settings.max_memories, settings.max_facts if with_facts else 0)
     floor = settings.min_relevance  # None: each store's recall.min_relevance
     confidence = settings.min_confidence
     memories = relevant_memories(
@@ -502,6 +506,7 @@ def context_block(
     query: str | None = None,
     user_store: Store | None = None,
     include_private: bool | None = None,
+    with_facts: bool = True,
 ) -> tuple[str, tuple[str, ...]]:
     """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
     result = build_context(
@@ -511,6 +516,7 @@ def context_block(
         session_id=session_id or None,
         user_store=user_store,
         include_private=include_private,
+        with_facts=with_facts,
     )
     shown = tuple(
         item["id"] for item in [*result.memories, *result.facts] if item.get("shown") != "left out"
