@@ -74,14 +74,15 @@ def session_start_context(
     rules, rule_ids = always_block(
         store, user_store, min(budget, store.settings.hooks.always_budget)
     )
-    # Why no preferences and profile facts: shown to every task, they were mostly noise there
-    # (benchmarks/action_time.py); the prompt hook brings them when a prompt is about them.
+    # Why not the project's preference and profile facts: shown to every task they were mostly
+    # noise (benchmarks/action_time.py); the prompt hook brings them when a prompt is about them.
+    # The person's own (user store, bound to no project) still come: they apply everywhere.
     markdown, shown = context_block(
         store,
         budget - estimate_tokens(rules),
         payload.session_id,
         user_store=user_store,
-        with_facts=False,
+        project_facts=False,
     )
     shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
     markdown = one_fence(rules, markdown)
