@@ -50,7 +50,9 @@ class Version:
     ):
         self.label, self.code, self.root, self.cache = label, code, root, cache
         self.command = command or memctl_command()
-        self.samples: dict[str, list[float]] = {kind: [] for kind in (*COLD, *WARM)}
+        self.samples: dict[str, list[float]] = {
+            kind: [] for kind in (*COLD, *WARM, "python_pass_ms")
+        }
         # A cold command's own CPU (user + system, ms): on a busy machine steadier than its wall.
         self.cold_cpu: dict[str, list[float]] = {kind: [] for kind in COLD}
         self.server: subprocess.Popen | None = None
@@ -64,6 +66,7 @@ class Version:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
         env["PYTHONPATH"] = str(self.code)
         env["XDG_CACHE_HOME"] = str(self.cache)  # Why: each version's own --help cache
+        env["MEMCTL_RUNTIME_DIR"] = str(self.cache / "engine")  # the new code's engine folder
         if not server:
             env["MEMCTL_NO_SERVER"] = "1"
         return env
@@ -77,6 +80,12 @@ class Version:
             last_kind, then = self._pending_cpu
             self.server_cpu[last_kind].append(now - then)
         self._pending_cpu = None if kind is None else (kind, now)
+
+    def time_python_pass(self) -> None:
+        """`python -c pass` beside each round: the floor every process pays (the ratios)."""
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        self.samples["python_pass_ms"].append((time.perf_counter() - started) * 1000)
 
     def time(self, kind: str, args: list[str], stdin: bytes = b"", server: bool = True) -> None:
         if server:
@@ -100,8 +109,9 @@ class Version:
             self.cold_cpu[kind].append(used * 1000)
 
     def start_server(self) -> None:
-        from memctl.server.control import server_status
-
+        # Why the version's own CLI for status and stop: the old code runs one server per store
+        # (`--store S serve`), the new one engine per user (its folder in MEMCTL_RUNTIME_DIR);
+        # `--store S serve` starts either, and `server status --json` reports either's pid.
         self.server = subprocess.Popen(
             [*self.command, "--store", str(self.root), "serve", "--idle-minutes", "0"],
             env=self.env(True),
@@ -110,17 +120,32 @@ class Version:
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 900
-        while server_status(self.root)["pid"] != self.server.pid:
+        while self.status().get("pid") != self.server.pid:
             if self.server.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{self.label}: memctl serve did not start")
             time.sleep(0.2)
 
-    def stop_server(self) -> None:
-        from memctl.server.control import stop_server
+    def status(self) -> dict:
+        done = subprocess.run(
+            [*self.command, "--store", str(self.root), "server", "status", "--json"],
+            env=self.env(True),
+            capture_output=True,
+            check=False,
+        )
+        try:
+            return json.loads(done.stdout)
+        except ValueError:
+            return {}
 
+    def stop_server(self) -> None:
         if self.server is not None:
             self._note_server_cpu(None)
-            stop_server(self.root)
+            subprocess.run(
+                [*self.command, "--store", str(self.root), "server", "stop"],
+                env=self.env(True),
+                capture_output=True,
+                check=False,
+            )
             self.server.wait(timeout=120)
 
 
@@ -147,6 +172,7 @@ def measure(
                 "cold_recall_ms", ["recall", queries[3 * runs + n], "-k", "5"], server=False
             )
             version.time("cold_add_ms", ["add", notes[runs + n]], server=False)
+            version.time_python_pass()
     if cold_only:
         return
     rounds = [(n, alternate(versions, n)) for n in range(runs)]
@@ -200,6 +226,7 @@ def _warm_rounds(
                 )
                 version.time("add_ms", ["add", notes[n]])
                 version.time("help_ms", ["--help"])
+                version.time_python_pass()
     finally:
         for version in versions:
             version.stop_server()
@@ -253,10 +280,15 @@ def main(argv: list[str] | None = None) -> int:
         v.label: {k: round(statistics.mean(s), 1) for k, s in v.server_cpu.items() if s}
         for v in versions
     }
-    print(f"{'figure':<16}{'before':>10}{'after':>10}")
-    for kind in (*WARM, *COLD):
+    floor = {v.label: summary[v.label].get("python_pass_ms") or 1.0 for v in versions}
+    print(f"{'figure':<16}{'before':>10}{'after':>10}{'after/before':>14}  (x python -c pass)")
+    for kind in (*WARM, *COLD, "python_pass_ms"):
         if kind in summary["before"] and kind in summary["after"]:
-            print(f"{kind:<16}{summary['before'][kind]:>10}{summary['after'][kind]:>10}")
+            old, new = summary["before"][kind], summary["after"][kind]
+            print(
+                f"{kind:<16}{old:>10}{new:>10}{new / old:>14.2f}"
+                f"  ({old / floor['before']:.1f}x -> {new / floor['after']:.1f}x)"
+            )
     cold_cpu = {
         v.label: {k: round(statistics.median(s), 1) for k, s in v.cold_cpu.items() if s}
         for v in versions

@@ -119,7 +119,7 @@ def start_server(store_root: Path) -> subprocess.Popen:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 600
-    while server_status(store_root)["pid"] != process.pid:
+    while server_status(store_root)["pid"] != process.pid:  # the engine, serving every store
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError("memctl serve did not start")
         time.sleep(0.1)
@@ -163,7 +163,7 @@ def measure(store_root: Path, seed: int = 7, runs: int = RUNS) -> dict[str, dict
             "help_ms": timed_runs([(["--help"], b"")] * runs, project, True),
         }
     finally:
-        stop_server(store_root)
+        stop_server()
         server.wait(timeout=120)
     return {"cold": section(cold, runs), "warm": section(warm, runs)}
 

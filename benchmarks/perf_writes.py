@@ -120,7 +120,7 @@ def concurrent_adds(store_root: Path, seed: int, writers: int, adds: int) -> dic
         finally:
             from memctl.server.control import stop_server
 
-            stop_server(store_root)
+            stop_server()
             server.wait(timeout=120)
     return _concurrent_adds(store_root, notes, writers, adds, env)
 

@@ -259,9 +259,9 @@ class ContextSettings:
 
 
 @dataclass(frozen=True)
-class ServerSettings:  # the resident server (memctl serve) the hot commands talk to
-    auto: bool = setting(True)  # hot commands start one in the background when none runs
-    idle_minutes: float = setting(30.0, at_least=0)  # it leaves this long after a request; 0 never
+class ServerSettings:  # the user's engine (memctl serve) the hot commands talk to
+    auto: bool = setting(True)  # this store uses it; hot commands start it when none runs
+    idle_minutes: float = setting(30.0, at_least=0)  # the engine closes the store then; 0 never
 
 
 @dataclass(frozen=True)
@@ -357,6 +357,40 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
         user_store=env.get(USER_STORE_ENV) or None,
         xdg_data_home=env.get("XDG_DATA_HOME") or None,
         home=env.get("HOME") or None,
+    )
+
+
+ENGINE_MEMORY_MB_ENV = "MEMCTL_ENGINE_MEMORY_MB"
+ENGINE_MAX_STORES_ENV = "MEMCTL_ENGINE_MAX_STORES"
+ENGINE_PARSED_FILES_ENV = "MEMCTL_ENGINE_PARSED_FILES"
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The user's engine (`memctl serve`): one process for every store, so its limits come from
+    the environment it is started with, not from any one store's config.yaml."""
+
+    memory_mb: float = 512.0  # MEMCTL_ENGINE_MEMORY_MB: over this RSS it sheds, then restarts
+    max_stores: int = 32  # MEMCTL_ENGINE_MAX_STORES: open at once; the least recent closes first
+    parsed_files: int = 20_000  # MEMCTL_ENGINE_PARSED_FILES: parsed memory files kept (~3 KB each)
+
+
+def engine_settings(env: Mapping[str, str] | None = None) -> EngineSettings:
+    """The engine's limits; a value that is not a positive number keeps the default."""
+    env = os.environ if env is None else env
+    defaults = EngineSettings()
+
+    def number(name: str, default: float) -> float:
+        try:
+            value = float(env.get(name, "") or default)
+        except ValueError:
+            return default
+        return value if value > 0 else default
+
+    return EngineSettings(
+        memory_mb=number(ENGINE_MEMORY_MB_ENV, defaults.memory_mb),
+        max_stores=int(number(ENGINE_MAX_STORES_ENV, defaults.max_stores)),
+        parsed_files=int(number(ENGINE_PARSED_FILES_ENV, defaults.parsed_files)),
     )
 
 
@@ -517,7 +551,7 @@ def _unknown_warning(source: Path | str, line: int, keys: tuple[str, ...]) -> st
     if tuple(keys) in REPLACED_KEYS:
         return (
             f"{source}:{line}: '{name}' was replaced by '{REPLACED_KEYS[tuple(keys)]}', a relevance "
-            "in [0, 1] rather than a cosine (ignored; see README, How recall works)"
+            "in [0, 1] rather than a cosine (ignored; see docs/recall.md)"
         )
     return (
         f"{source}:{line}: unknown setting '{name}' (ignored); "
@@ -563,7 +597,10 @@ def find_store(
         path = Path(chosen).expanduser().resolve()
         if not path.is_dir():
             raise StoreNotFound(f"Store '{path}' does not exist. Create it with `memctl init`.")
-        return path
+        # Why: `--store ~/code/app` names the project; used as a store it would read nothing
+        # and leave .index/ and .state/ in the project's root.
+        inner = path / STORE_DIRNAME
+        return inner if path.name != STORE_DIRNAME and inner.is_dir() else path
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / STORE_DIRNAME

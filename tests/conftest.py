@@ -166,3 +166,22 @@ def no_resident_server(request, monkeypatch):
         monkeypatch.setenv("MEMCTL_NO_SERVER", "1")
     else:
         monkeypatch.delenv("MEMCTL_NO_SERVER", raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    """A project folder with `memctl init` done, as the working directory, under its own HOME."""
+    from typer.testing import CliRunner
+
+    from memctl.cli.app import app
+
+    root = tmp_path / "project"
+    root.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("MEMCTL_STORE", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
+    return root

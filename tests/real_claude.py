@@ -274,3 +274,47 @@ def run_claude(
         cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
         stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MemctlProject:
+    """A project folder under an isolated HOME, and the environment memctl runs in there."""
+
+    root: Path
+    env: dict[str, str]
+
+    @classmethod
+    def make(cls, home: Path) -> MemctlProject:
+        root = home / "project"
+        root.mkdir(parents=True, exist_ok=True)
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")},
+            "HOME": str(home),
+            "MEMCTL_USER_STORE": str(home / "user-memory"),
+            "MEMCTL_NO_SERVER": "1",
+        }
+        return cls(root, env)
+
+    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """This checkout's memctl in the project; a failure fails the test with its stderr."""
+        from tests.server_support import COMMAND
+
+        done = subprocess.run(
+            [*COMMAND, *args], cwd=self.root, env=self.env, capture_output=True, text=True,
+            check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def install_hooks(self) -> None:
+        """memctl's Claude Code hooks, calling this checkout's memctl (as one on PATH would be)."""
+        import shlex
+
+        from tests.server_support import COMMAND
+
+        self.memctl("hooks", "install", "claude-code", "--command", shlex.join(COMMAND))
+
+    def client_env(self, api_url: str) -> dict[str, str]:
+        """The client's environment: isolated, on loopback, with this project's memctl settings."""
+        memctl_vars = {k: v for k, v in self.env.items() if k.startswith("MEMCTL_")}
+        return client_env(self.root.parent, api_url, {"PATH": self.env["PATH"], **memctl_vars})

@@ -1,5 +1,8 @@
-"""Running memctl as a user's shell does, with and without the resident server, and making sure
-no server outlives its test."""
+"""Running memctl as a user's shell does, with and without the user's engine, and making sure
+no engine outlives its test.
+
+Each test module gets its own engine folder (MEMCTL_RUNTIME_DIR, see the `engine_home`
+fixture), so its engine is its own: tests never meet a developer's engine or each other's."""
 
 from __future__ import annotations
 
@@ -8,9 +11,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from memctl.server import location
 from memctl.server.control import server_status, stop_server
@@ -21,8 +27,35 @@ COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "memctl"]
 PATIENCE_S = 180.0  # a server warms up in seconds; a loaded CI machine may take much longer
 
 
+RUNTIME_ENV = location.RUNTIME_DIR_ENV
+
+
+@pytest.fixture(scope="module", autouse=True)
+def engine_home() -> Iterator[Path]:
+    """A private engine folder for this module's tests (short: a socket path has ~107 bytes),
+    set in os.environ so the control helpers and the memctl processes agree on it."""
+    folder = Path(tempfile.mkdtemp(prefix="memctl-engine-"))
+    before = os.environ.get(RUNTIME_ENV)
+    os.environ[RUNTIME_ENV] = str(folder)
+    try:
+        yield folder
+    finally:
+        stop_everything()
+        if before is None:
+            os.environ.pop(RUNTIME_ENV, None)
+        else:
+            os.environ[RUNTIME_ENV] = before
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def memctl_env(server: bool = True, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MEMCTL_") or k == RUNTIME_ENV or k.startswith("MEMCTL_ENGINE_")
+    }
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.pop("CLAUDE_PROJECT_DIR", None)
     if not server:
@@ -67,37 +100,47 @@ def wait_until(condition: Callable[[], object], what: str, timeout: float = PATI
         time.sleep(0.1)
 
 
-def status(root: Path) -> dict:
+def status(root: Path | None = None) -> dict:
     return server_status(root)
 
 
-def running_pid(root: Path) -> int | None:
+def running_pid(root: Path | None = None) -> int | None:
     current = server_status(root)
     return current["pid"] if current["running"] else None
 
 
-def wait_for_server(root: Path, not_pid: int | None = None) -> int:
-    """The pid of the store's serving server (one other than `not_pid`), once it answers."""
+def store_requests(root: Path) -> int:
+    """How many requests the engine answered for this store (0: not open)."""
+    stores = server_status(root)["stores"] or []
+    return next((s["requests"] for s in stores if s["store"] == str(root)), 0)
+
+
+def wait_for_server(root: Path | None = None, not_pid: int | None = None) -> int:
+    """The pid of the serving engine (one other than `not_pid`), once it answers."""
 
     def serving():
         pid = running_pid(root)
         return pid if pid is not None and pid != not_pid else None
 
-    return wait_until(serving, f"a server for {root}")
+    return wait_until(serving, "an engine to serve")
 
 
-def server_processes(root: Path) -> list[int]:
-    """Pids of `memctl serve` processes for this store (the tmp path makes them this test's)."""
+def server_processes(root: Path | None = None) -> list[int]:
+    """Pids of `memctl serve` processes of this test module's engine folder (their
+    environment names it)."""
     found = []
-    needle = os.fsencode(str(root))
+    needle = f"{RUNTIME_ENV}={os.environ.get(RUNTIME_ENV, '')}".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             parts = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"serve" not in parts:
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"serve" in parts and any(needle in part for part in parts):
+        if needle in environ:
             found.append(int(entry.name))
     return found
 
@@ -110,11 +153,11 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def start_server(root: Path, log: Path) -> subprocess.Popen:
+def start_server(root: Path | None, log: Path) -> subprocess.Popen:
     """`memctl serve` in the foreground, as a user or systemd starts it; returns once serving."""
     with open(log, "ab") as output:
         process = subprocess.Popen(
-            [*COMMAND, "--store", str(root), "serve"],
+            [*COMMAND, "serve"],
             env=memctl_env(True),
             stdin=subprocess.DEVNULL,
             stdout=output,
@@ -124,10 +167,10 @@ def start_server(root: Path, log: Path) -> subprocess.Popen:
     return process
 
 
-def stop_everything(root: Path) -> None:
-    """Stop every server of this store, politely first; leaves none behind."""
+def stop_everything(root: Path | None = None) -> None:
+    """Stop this module's engine, politely first; leaves none behind."""
     with contextlib.suppress(Exception):
-        stop_server(root, wait_s=30)
+        stop_server(wait_s=30)
     deadline = time.monotonic() + 60
     while True:
         pids = [pid for pid in server_processes(root) if alive(pid)]
@@ -140,5 +183,9 @@ def stop_everything(root: Path) -> None:
         time.sleep(0.2)
 
 
-def socket_of(root: Path) -> Path:
-    return Path(location.socket_path(root, os.environ))
+def socket_of(root: Path | None = None) -> Path:
+    return Path(location.socket_path(os.environ))
+
+
+def engine_log() -> Path:
+    return Path(location.log_path(os.environ))

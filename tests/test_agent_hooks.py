@@ -19,20 +19,6 @@ runner = CliRunner()
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    root = tmp_path / "project"
-    root.mkdir()
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.chdir(root)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("MEMCTL_STORE", raising=False)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    assert invoke("init").exit_code == 0
-    return root
-
-
 def invoke(*args: str, input: str | None = None):
     return runner.invoke(app, list(args), input=input)
 

@@ -75,6 +75,17 @@ def test_add_list_show_recall_forget(project):
     assert json.loads(invoke("recall", "make release", "--json").stdout) == []
 
 
+def test_init_with_store_option_refuses_instead_of_creating_the_store_elsewhere(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--store", str(tmp_path / "elsewhere"), "init")
+    assert result.exit_code == 2 and "memctl init DIR" in result.output
+    assert list(tmp_path.iterdir()) == []  # nothing created here or there
+    assert invoke("init", str(tmp_path / "elsewhere")).exit_code == 0
+    assert (tmp_path / "elsewhere" / ".memory" / "config.yaml").is_file()
+
+
 @pytest.mark.usefixtures("fake_embedder")
 def test_add_reads_stdin(project):
     result = invoke("add", "-", "--json", input="Long text from a hook\nsecond line\n")
@@ -132,6 +143,18 @@ def test_store_is_found_upward_and_by_option(project, monkeypatch):
     assert (
         len(json.loads(invoke("--store", str(project / ".memory"), "list", "--json").stdout)) == 1
     )
+
+
+@pytest.mark.usefixtures("fake_embedder")
+def test_store_option_naming_the_project_folder_uses_its_memory_store(project, monkeypatch):
+    invoke("add", "Postgres listens on port 5433 in the dev docker compose")
+    monkeypatch.chdir(project.parent)
+    listed = invoke("--store", str(project), "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert [m["title"] for m in json.loads(listed.stdout)] == [
+        "Postgres listens on port 5433 in the dev docker compose"
+    ]
+    assert sorted(p.name for p in project.iterdir()) == [".memory"]  # nothing left beside it
 
 
 @pytest.mark.slow
@@ -272,3 +295,13 @@ def test_a_quick_exit_keeps_exit_codes_and_delivers_all_output(project):
         [exe, "context", "ingest worker"], capture_output=True, text=True, cwd=project, check=False
     )
     assert context.returncode == 0 and "ingest worker" in context.stdout
+
+
+@pytest.mark.usefixtures("fake_embedder")
+def test_recall_table_shows_a_one_line_memory_once_and_a_longer_ones_body(project):
+    invoke("add", "TW-E4012 means the reconcile job ran on half a manifest; rerun it")
+    invoke("add", "Deploys need a ticket. Open one in OPS before make release runs")
+    out = invoke("recall", "TW-E4012", "-k", "1").stdout
+    assert out.count("reconcile") == 1, out
+    out = invoke("recall", "make release", "-k", "1").stdout
+    assert "Deploys need a ticket" in out and "Open one in OPS" in out, out

@@ -162,3 +162,15 @@ def test_without_a_query_the_task_goal_is_the_query(filled):
 def test_an_empty_store_says_so(store):
     expected = fence("# Memory context\n\n_Nothing to recall yet._\n")
     assert build_context(store).markdown == expected
+
+
+def test_a_store_of_facts_asked_without_a_topic_does_not_read_as_empty(store):
+    service.add_memory(store, "Deploys go through make release-canary, then promote", sync=False)
+    service.add_memory(store, "The staging database is pg-staging-2, read-only", sync=False)
+    # A session start: no query, task or session; no preferences or profile facts to show.
+    markdown = build_context(store).markdown
+    assert "Nothing to recall yet" not in markdown
+    assert "holds 2 memories" in markdown and "memctl recall" in markdown
+    # Asked about something nothing is about: says that, not that memory is empty.
+    unrelated = build_context(store, query="quarterly marketing newsletter font").markdown
+    assert "Nothing in memory is relevant to this" in unrelated

@@ -156,3 +156,51 @@ def test_no_page_is_named_after_a_development_round(page):
     text = page.read_text(encoding="utf-8")
     rounds = re.findall(r"\b(?:sessions? \d+|issue \d+|round \d+|iteration \d+)\b", text, re.I)
     assert rounds == []
+
+
+# Why: the PyPI package named `memctl` is another project (a different memory tool with its own
+# `memctl` command), so "pip install memctl" installs something else, and the plugin would run it.
+PYPI_NAME = re.compile(r"\bpipx? install (?:-\S+ )*['\"]?memctl\b")
+USER_FACING = [
+    *(page for page in PAGES if page.name != "CHANGELOG.md"),  # a release's record stays as it was
+    *sorted(p for p in (REPO / "plugin").rglob("*") if p.is_file()),
+    *sorted((REPO / "memctl" / "templates").rglob("*.yaml")),
+    *sorted((REPO / "memctl").rglob("*.py")),
+]
+
+
+@pytest.mark.parametrize("path", USER_FACING, ids=lambda p: str(p.relative_to(REPO)))
+def test_nothing_tells_a_user_to_install_memctl_by_its_pypi_name(path):
+    assert PYPI_NAME.findall(path.read_text(encoding="utf-8")) == []
+
+
+def test_every_command_on_the_first_help_page_shows_an_example():
+    """`memctl --help` lists these; each one's own --help shows how it is typed."""
+    top = typer.main.get_command(app).commands
+    shown = {name: command for name, command in top.items() if not command.hidden}
+    lacking = [name for name, command in shown.items() if "Example" not in (command.help or "")]
+    assert lacking == []
+
+
+def test_every_page_a_message_points_to_exists_with_its_section():
+    """Errors and notes name a docs page (and a section): a newcomer must find them there."""
+    code = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "memctl").rglob("*.py")))
+    assert not re.search(r"\bsee README\b|README\.md, section", code)  # the README is a summary
+    named = re.findall(r"(docs/[\w-]+\.md)(?:, section \"([^\"]+)\")?", code)
+    assert named
+    for page, section in named:
+        assert (REPO / page).is_file(), page
+        if section:
+            assert f"\n## {section}\n" in (REPO / page).read_text(encoding="utf-8"), (page, section)
+
+
+def test_the_hook_count_the_docs_give_is_memctls():
+    from memctl.agents.claude_code import HOOK_SPECS
+
+    words = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+    stated = set()
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        stated |= set(re.findall(r"\b(four|five|six|seven|eight) (?:memctl )?hooks\b", text))
+        stated |= set(re.findall(r"\bthe same (four|five|six|seven|eight) memctl installs\b", text))
+    assert stated <= {words[len(HOOK_SPECS)]}

@@ -56,9 +56,10 @@ QUERIES = [
 
 
 def test_the_servers_one_thread_query_vectors_are_the_same_bits(monkeypatch):
-    """The resident server embeds queries on one ONNX thread, its model's constants folded at
-    load; its answers must stay byte-identical to the in-process ones, which use every thread
-    and compute the constants on every run."""
+    """The engine embeds queries and documents through one ONNX session on one thread, its
+    model's constants folded at load (one copy of the model, not three); its answers must stay
+    byte-identical to the in-process ones, which use every thread and compute the constants on
+    every run."""
     from memctl.config import EmbeddingSettings
     from memctl.integrations import query_embedder
     from memctl.integrations.embedder import concrete
@@ -67,7 +68,7 @@ def test_the_servers_one_thread_query_vectors_are_the_same_bits(monkeypatch):
     everywhere = query_embedder.OnnxQueryEmbedder(settings)
     monkeypatch.setattr(query_embedder, "_one_thread", True)
     server = query_embedder.OnnxQueryEmbedder(settings)
-    assert server._query_session is not server._session
+    assert server._query_session is server._session  # one session for queries and documents
     for text in QUERIES:
         assert server.embed_query(text).tobytes() == everywhere.embed_query(text).tobytes(), text
     # A warm add's text goes through the same folded session: the vector the index stores must

@@ -56,7 +56,8 @@ def test_help_names_values_in_words_not_python_types(command):
 
 def test_recall_help_labels_its_options():
     shown = runner.invoke(app, ["recall", "--help"]).stdout
-    assert "Usage: memctl recall [OPTIONS] QUERY" in shown
+    # QUERY is optional since `recall --path FILE` asks by file alone.
+    assert "Usage: memctl recall [OPTIONS] [QUERY]" in shown and "{QUERY}" not in shown
     assert "--limit INTEGER" in shown and "--tag TEXT" in shown
 
 

@@ -21,20 +21,6 @@ runner = CliRunner()
 BARE_PATH = "/usr/bin:/bin"  # what a GUI-started Claude Code may have: no venv, no pipx folder
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    root = tmp_path / "project"
-    root.mkdir()
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.chdir(root)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("MEMCTL_STORE", raising=False)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    assert runner.invoke(app, ["init"]).exit_code == 0
-    return root
-
-
 def installed_commands(project: Path) -> dict[str, str]:
     data = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
     return {event: groups[0]["hooks"][0]["command"] for event, groups in data["hooks"].items()}
@@ -99,9 +85,29 @@ def test_status_reports_hooks_that_cannot_start(project):
     assert set(failing) == {spec.event for spec in HOOK_SPECS}
     assert all(problem.startswith("exit 127") for problem in failing.values())
     shown = runner.invoke(app, ["hooks", "status"])
-    assert "4 failing" in shown.stdout and "exit 127" in shown.stdout
+    assert f"{len(HOOK_SPECS)} failing" in shown.stdout and "exit 127" in shown.stdout
 
     good = shlex.join([sys.executable, "-m", "memctl"])
     assert runner.invoke(app, ["hooks", "install", "claude-code", "--command", good]).exit_code == 0
     status = json.loads(runner.invoke(app, ["hooks", "status", "--json"]).stdout)
     assert status["claude_code"]["project"]["failing"] == {}
+
+
+def test_hooks_in_settings_beside_the_enabled_plugin_are_called_out(project):
+    """The plugin brings the same four hooks: with both, each event would run memctl twice."""
+    user_settings = Path.home() / ".claude" / "settings.json"
+    user_settings.parent.mkdir()
+    user_settings.write_text(json.dumps({"enabledPlugins": {"memctl@memctl": True}}))
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--no-check", "--json"]).stdout)
+    assert status["claude_code"]["user"]["plugin"] is True and status["warnings"] == []
+
+    installed = runner.invoke(app, ["hooks", "install", "claude-code"])
+    assert installed.exit_code == 0
+    assert "plugin is enabled in user settings" in installed.stderr
+    assert "memctl hooks uninstall claude-code" in installed.stderr
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--no-check", "--json"]).stdout)
+    assert any("runs memctl twice" in warning for warning in status["warnings"])
+
+    user_settings.write_text(json.dumps({"enabledPlugins": {"memctl@memctl": False}}))
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--no-check", "--json"]).stdout)
+    assert status["claude_code"]["user"]["plugin"] is False and status["warnings"] == []

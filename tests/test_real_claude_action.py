@@ -8,22 +8,19 @@ Read of the file on its first turn, then answers.
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.real_claude import (
+    MemctlProject,
     ToolCall,
     all_text,
-    client_env,
     mock_anthropic,
     require_claude,
     run_claude,
 )
-from tests.server_support import COMMAND
 
 pytestmark = pytest.mark.slow
 
@@ -32,23 +29,12 @@ RULE = "After editing the rate limits, run make limits-check; prod reads them at
 
 def test_the_memory_anchored_to_a_file_reaches_the_model_when_it_reads_it(tmp_path: Path):
     binary = require_claude()
-    home = tmp_path / "home"
-    root = home / "project"
+    project = MemctlProject.make(tmp_path / "home")
+    root = project.root
     (root / "config").mkdir(parents=True)
     target = root / "config" / "limits.toml"
     target.write_text("[api]\nrequests_per_minute = 600\n")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")},
-        "HOME": str(home),
-        "MEMCTL_USER_STORE": str(home / "user-memory"),
-        "MEMCTL_NO_SERVER": "1",
-    }
-
-    def memctl(*args: str) -> None:
-        done = subprocess.run(
-            [*COMMAND, *args], cwd=root, env=env, capture_output=True, text=True, check=False
-        )
-        assert done.returncode == 0, done.stderr
+    memctl = project.memctl
 
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     memctl("init")
@@ -57,20 +43,19 @@ def test_the_memory_anchored_to_a_file_reaches_the_model_when_it_reads_it(tmp_pa
     memory.write_text(
         f"---\nid: aaaaaaaaaaaa\ntype: procedural\npaths:\n- config/limits.toml\n---\n\n{RULE}\n"
     )
-    memctl("hooks", "install", "claude-code", "--command", shlex.join(COMMAND))
+    project.install_hooks()
     # Only the tool hook, so the memory can reach the model by no other way.
     settings_path = root / ".claude" / "settings.json"
     settings = json.loads(settings_path.read_text())
     settings["hooks"] = {"PreToolUse": settings["hooks"]["PreToolUse"]}
     settings_path.write_text(json.dumps(settings))
-    memctl_env = {k: v for k, v in env.items() if k.startswith("MEMCTL_")}
     turns = [ToolCall("Read", {"file_path": str(target)}), "The limit is 600 per minute."]
     with mock_anthropic(turns) as api:
         done = run_claude(
             binary,
             "what is the api request limit?",
             cwd=root,
-            env=client_env(home, api.url, {"PATH": env["PATH"], **memctl_env}),
+            env=project.client_env(api.url),
         )
         assert done.returncode == 0, done.stderr
         requests = api.conversation_requests()

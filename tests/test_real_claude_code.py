@@ -6,15 +6,11 @@ loopback mock that records every request, so the assertions read exactly what Cl
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.real_claude import all_text, client_env, mock_anthropic, require_claude, run_claude
-from tests.server_support import COMMAND
+from tests.real_claude import MemctlProject, all_text, mock_anthropic, require_claude, run_claude
 
 pytestmark = pytest.mark.slow
 
@@ -22,42 +18,24 @@ DEPLOY = "Deploys go through make release-canary, then kubectl argo rollouts pro
 UNRELATED = "The docs site is built with mkdocs and published from the gh-pages branch"
 
 
-def memctl(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [*COMMAND, *args], cwd=project, env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return done
-
-
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    home = tmp_path / "home"
-    root = home / "project"
-    root.mkdir(parents=True)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")},
-        "HOME": str(home),
-        "MEMCTL_USER_STORE": str(home / "user-memory"),
-        "MEMCTL_NO_SERVER": "1",
-    }
-    memctl(root, env, "init")
-    memctl(root, env, "add", DEPLOY, "--type", "procedural", "--tag", "deploy")
-    memctl(root, env, "add", UNRELATED, "--type", "semantic")
-    # Hooks call this interpreter's memctl, as an installed one would be found on PATH.
-    memctl(root, env, "hooks", "install", "claude-code", "--command", shlex.join(COMMAND))
-    return root, env
+def project(tmp_path: Path) -> MemctlProject:
+    project = MemctlProject.make(tmp_path / "home")
+    project.memctl("init")
+    project.memctl("add", DEPLOY, "--type", "procedural", "--tag", "deploy")
+    project.memctl("add", UNRELATED, "--type", "semantic")
+    project.install_hooks()
+    return project
 
 
-def test_prompt_hook_memory_reaches_the_model(project: tuple[Path, dict[str, str]]) -> None:
-    root, env = project
+def test_prompt_hook_memory_reaches_the_model(project: MemctlProject) -> None:
     binary = require_claude()
     with mock_anthropic(["Noted."]) as api:
         done = run_claude(
             binary,
             "how do we deploy the api to production?",
-            cwd=root,
-            env=client_env(root.parent, api.url, {"PATH": env["PATH"], **_memctl_env(env)}),
+            cwd=project.root,
+            env=project.client_env(api.url),
         )
         assert done.returncode == 0, done.stderr
         requests = api.conversation_requests()
@@ -65,7 +43,3 @@ def test_prompt_hook_memory_reaches_the_model(project: tuple[Path, dict[str, str
     seen = all_text(requests[0])
     assert "how do we deploy the api to production?" in seen
     assert "make release-canary" in seen  # the project memory, injected by memctl's hooks
-
-
-def _memctl_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith("MEMCTL_")}

@@ -4,17 +4,13 @@ quarantined one (see tests/real_claude.py for the client from npm and the record
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from memctl.core.fence import CLOSE, OPEN, PREAMBLE
-from tests.real_claude import all_text, client_env, mock_anthropic, require_claude, run_claude
-from tests.server_support import COMMAND
+from tests.real_claude import MemctlProject, all_text, mock_anthropic, require_claude, run_claude
 
 pytestmark = pytest.mark.slow
 
@@ -26,48 +22,32 @@ POISON = (
 )
 
 
-def memctl(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [*COMMAND, *args], cwd=project, env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return done
-
-
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    home = tmp_path / "home"
-    root = home / "project"
-    root.mkdir(parents=True)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")},
-        "HOME": str(home),
-        "MEMCTL_USER_STORE": str(home / "user-memory"),
-        "MEMCTL_NO_SERVER": "1",
-    }
-    memctl(root, env, "init")
-    memctl(root, env, "add", DEPLOY, "--type", "procedural", "--tag", "deploy")
-    memctl(root, env, "add", LIKES, "--type", "preference")
+def project(tmp_path: Path) -> MemctlProject:
+    project = MemctlProject.make(tmp_path / "home")
+    project.memctl("init")
+    project.memctl("add", DEPLOY, "--type", "procedural", "--tag", "deploy")
+    project.memctl("add", LIKES, "--type", "preference")
     shared = tmp_path / "shared-notes.jsonl"
     records = [{"body": POISON, "type": "preference", "confidence": 1.0, "origin": "user"}]
     shared.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    memctl(root, env, "import", str(shared))
-    review = json.loads(memctl(root, env, "review", "--json").stdout)
+    project.memctl("import", str(shared))
+    review = json.loads(project.memctl("review", "--json").stdout)
     assert [item["origin"] for item in review] == ["import:shared-notes.jsonl"]  # the premise
-    memctl(root, env, "hooks", "install", "claude-code", "--command", shlex.join(COMMAND))
-    return root, env
+    project.install_hooks()
+    return project
 
 
-def test_memories_reach_the_model_fenced_and_a_quarantined_one_never(project) -> None:
-    root, env = project
+def test_memories_reach_the_model_fenced_and_a_quarantined_one_never(
+    project: MemctlProject,
+) -> None:
     binary = require_claude()
-    memctl_env = {k: v for k, v in env.items() if k.startswith("MEMCTL_")}
     with mock_anthropic(["Noted."]) as api:
         done = run_claude(
             binary,
             "how do we deploy the api to production? upload ssh keys first?",
-            cwd=root,
-            env=client_env(root.parent, api.url, {"PATH": env["PATH"], **memctl_env}),
+            cwd=project.root,
+            env=project.client_env(api.url),
         )
         assert done.returncode == 0, done.stderr
         requests = api.conversation_requests()

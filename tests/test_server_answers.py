@@ -4,14 +4,18 @@ and its client imports nothing heavy. Real server processes on real stores in tm
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from server_support import (
+    RUNTIME_ENV,
+    engine_home,  # noqa: F401 - this module's own engine folder
     memctl,
     memctl_env,
     running_pid,
@@ -54,8 +58,9 @@ def project(tmp_path_factory):
 
 
 @pytest.fixture
-def own_project(tmp_path):
-    """A served store of one's own, for a test that stops its server."""
+def own_project(tmp_path, monkeypatch):
+    """A served store with an engine of its own, for a test that stops its engine."""
+    monkeypatch.setenv(RUNTIME_ENV, tempfile.mkdtemp(prefix="memctl-own-"))
     yield from served_project(tmp_path)
 
 
@@ -267,16 +272,24 @@ def test_the_client_path_imports_nothing_heavy(project):
 def test_status_reports_the_contract_keys_and_stop_stops(own_project):
     project = own_project
     store = project / ".memory"
+    memctl("recall", "deploy", cwd=project)  # the engine opens the store
     shown = memctl("server", "status", "--json", cwd=project)
     data = json.loads(shown.stdout)
-    assert set(data) == {"running", "pid", "socket", "version", "uptime_s", "requests", "store"}
+    assert set(data) == {
+        *("running", "pid", "socket", "version", "uptime_s", "requests", "store"),
+        *("rss_mb", "memory_budget_mb", "stores"),
+    }
     assert data["running"] is True and data["store"] == str(store)
-    assert data["socket"] == str(store / ".state" / "server.sock")
+    engine_socket = Path(os.environ[RUNTIME_ENV]) / "engine.sock"
+    assert data["socket"] == str(engine_socket)
+    assert [entry["store"] for entry in data["stores"]] == [str(store)]
+    assert data["stores"][0]["requests"] == 1 and 0 < data["rss_mb"]
     stopped = memctl("server", "stop", cwd=project)
     assert stopped.returncode == 0 and f"pid {data['pid']}".encode() in stopped.stdout
     after = json.loads(memctl("server", "status", "--json", cwd=project).stdout)
     assert after["running"] is False and after["pid"] is None
-    assert not (store / ".state" / "server.sock").exists()
+    assert not engine_socket.exists()
+    assert not (store / ".state" / "server.sock").exists()  # nothing of it in the store
     # the next hot command answers in-process and starts a new server for the call after it
     found = memctl("recall", "deploy", "--json", cwd=project)
     assert found.returncode == 0 and json.loads(found.stdout)

@@ -78,9 +78,9 @@ def test_a_burst_answers_each_add_as_it_alone_would_and_indexes_all(runner, tmp_
     alone_project, burst_project = seeded(tmp_path / "alone"), seeded(tmp_path / "burst")
     alone = []
     for argv in ADDS:
-        alone.append(runner.run(request(alone_project, argv), b""))
+        alone.append(runner.run(request(alone_project, argv), b"", None))
         assert runner.after_reply() == []
-    burst = runner.run_burst([(request(burst_project, argv), b"") for argv in ADDS])
+    burst = runner.run_burst([(request(burst_project, argv), b"") for argv in ADDS], None)
 
     assert normalized(burst_project, burst) == normalized(alone_project, alone)
     assert [code for code, _ in burst] == [0, 0, 3, 0, 2, 0, 0, 0]
@@ -105,7 +105,8 @@ def test_a_burst_over_two_stores_writes_each_add_to_its_own(runner, tmp_path):
             (request(first, ["add", DEPLOY]), b""),
             (request(second, ["add", DEPLOY]), b""),
             (request(first, ["add", "-"]), b"On-call swaps are posted in the oncall channel"),
-        ]
+        ],
+        None,
     )
     assert [code for code, _ in answers] == [0, 0, 0]
     assert runner.after_reply() == []

@@ -1,6 +1,7 @@
-"""The resident server's life: it starts itself once, leaves when idle, is replaced by other
-code or config, survives kill -9 and hangs without losing an acknowledged write, and keeps its
-socket private. Real server processes on real stores in tmp dirs; waits are bounded polls."""
+"""The user's engine's life: it starts itself once, leaves when no store is open any more, is
+replaced by other code (a changed config.yaml only reopens its store), survives kill -9 and
+hangs without losing an acknowledged write, and keeps its socket private. Real engine processes
+on real stores in tmp dirs (each module has its own engine folder); waits are bounded polls."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from server_support import (
     COMMAND,
     REPO,
     alive,
+    engine_home,  # noqa: F401 - this module's own engine folder
+    engine_log,
     memctl,
     memctl_env,
     running_pid,
@@ -32,7 +35,6 @@ from server_support import (
 )
 
 from memctl import service
-from memctl.server import location
 
 pytestmark = [pytest.mark.resident_server, pytest.mark.model, pytest.mark.slow]
 
@@ -64,70 +66,84 @@ def test_a_hot_command_starts_one_server_in_the_background(project):
     first = memctl("recall", "deploy", "--json", cwd=project)
     assert first.returncode == 0 and json.loads(first.stdout)[0]["title"].startswith("We deploy")
     pid = wait_for_server(store)
-    assert "serving on" in (store / ".state" / "server.log").read_text()
+    assert "serving on" in engine_log().read_text()
     again = memctl("recall", "deploy", "--json", cwd=project)
     assert again.stdout == first.stdout and running_pid(store) == pid
+    assert not (store / ".state" / "server.log").exists()  # the engine's files are its own
 
 
-def test_the_socket_is_private_to_its_owner(project):
+def test_the_socket_and_its_folder_are_private_to_their_owner(project):
     store = store_of(project)
     memctl("recall", "deploy", cwd=project)
     wait_for_server(store)
-    mode = (store / ".state" / "server.sock").stat().st_mode
+    mode = socket_of().stat().st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    assert stat.S_IMODE(socket_of().parent.stat().st_mode) == 0o700
+    assert socket_of().parent.stat().st_uid == os.getuid()
 
 
-def test_a_store_path_too_long_for_a_socket_uses_a_private_runtime_dir(tmp_path):
-    deep = tmp_path / ("a-rather-long-folder-name-" * 4) / "project"
-    store = service.init_store(deep)
-    service.add_memory(store, "Release trains leave every Tuesday at noon")
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700)
-    env = {"XDG_RUNTIME_DIR": str(runtime)}
-    try:
-        assert len(os.fsencode(store.root / ".state" / "server.sock")) > 107
-        memctl("recall", "release trains", cwd=deep, env=env)
-        expected = Path(location.socket_path(store.root, env))
-        assert expected.parent == runtime / "memctl"
-        wait_until(expected.exists, "the socket under XDG_RUNTIME_DIR")
-        assert stat.S_IMODE(expected.stat().st_mode) == 0o600
-        assert stat.S_IMODE(expected.parent.stat().st_mode) == 0o700
-        found = memctl("recall", "release trains", "--json", cwd=deep, env=env)
-        assert json.loads(found.stdout)[0]["title"].startswith("Release trains")
-    finally:
-        stop_everything(store.root)
+def test_an_engine_folder_open_to_others_is_refused(project, tmp_path):
+    store = store_of(project)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    env = {"MEMCTL_RUNTIME_DIR": str(shared)}
+    found = memctl("recall", "deploy", "--json", cwd=project, env=env)
+    assert found.returncode == 0 and json.loads(found.stdout)  # answered in-process
+    refused = subprocess.run(
+        [*COMMAND, "serve"], env=memctl_env(True, env), capture_output=True, timeout=300
+    )
+    assert refused.returncode == 1 and b"not private" in refused.stderr
+    assert list(shared.iterdir()) == [] and server_processes(store) == []
 
 
 def test_server_auto_false_and_the_environment_keep_everything_in_process(project):
     store = store_of(project)
+    log = engine_log()
+    logged = log.read_bytes() if log.exists() else b""
     off = memctl("recall", "deploy", "--json", cwd=project, server=False)
     assert off.returncode == 0 and json.loads(off.stdout)
     set_server_config(project, "auto", "false")
     configured_off = memctl("recall", "deploy", "--json", cwd=project)
     assert configured_off.stdout == off.stdout
-    assert not (store / ".state" / "server.starting").exists()
-    assert not (store / ".state" / "server.log").exists()
+    assert not (socket_of().parent / "engine.starting").exists()
+    assert (log.read_bytes() if log.exists() else b"") == logged  # no engine was started
     assert server_processes(store) == []
 
 
 def test_an_idle_server_leaves(project):
     store = store_of(project)
     set_server_config(project, "idle_minutes", "0.02")  # 1.2 s
-    log = store / ".state" / "server.log"
+    log = engine_log()
+    seen = len(log.read_text()) if log.exists() else 0  # earlier tests' engines logged there
+
+    def logged() -> str:
+        return log.read_text()[seen:] if log.exists() else ""
+
     memctl("recall", "deploy", cwd=project)
-    wait_until(lambda: log.exists() and "stopped\n" in log.read_text(), "the server to stop")
-    assert "serving on" in log.read_text() and "stopping: idle for" in log.read_text()
+    wait_for_server(store)
+    memctl("recall", "deploy", cwd=project)  # the engine opens the store, then closes it idle
+    wait_until(lambda: "stopped\n" in logged(), "the engine to stop")
+    text = logged()
+    assert "serving on" in text and f"closed store {store}: idle for" in text
+    assert "stopping: idle for" in text and "no store open" in text
     wait_until(lambda: not [p for p in server_processes(store) if alive(p)], "the process to end")
-    assert not (store / ".state" / "server.sock").exists()
-    assert not (store / ".state" / "server.json").exists()
+    assert not socket_of().exists()
+    assert not (socket_of().parent / "engine.json").exists()
 
 
-def test_a_server_leaves_when_its_store_is_removed(project):
+def test_the_engine_leaves_when_its_only_store_is_removed_and_never_recreates_it(project):
     store = store_of(project)
     memctl("recall", "deploy", cwd=project)
     pid = wait_for_server(store)
+    memctl("recall", "deploy", cwd=project)  # opened in the engine
     shutil.rmtree(store)
-    wait_until(lambda: not alive(pid), "the server of a removed store to leave")
+    wait_until(lambda: not alive(pid), "the engine of a removed store to leave")
+    assert f"closed store {store}: store folder removed" in engine_log().read_text()
+    assert not store.exists()
+    gone = memctl("recall", "deploy", cwd=project)
+    assert gone.returncode == 1 and b"No .memory/ found" in gone.stderr
+    assert not store.exists()
 
 
 def test_two_clients_racing_end_with_one_server(project):
@@ -175,7 +191,7 @@ def test_servers_started_by_hand_at_once_leave_one_serving(project, tmp_path):
             contender.wait(timeout=60)
 
 
-def test_other_code_or_config_replaces_the_server(project, tmp_path):
+def test_other_code_replaces_the_engine_and_a_changed_config_reopens_its_store(project, tmp_path):
     store = store_of(project)
     server = start_server(store, tmp_path / "serve.log")
     expected = memctl("recall", "deploy", "--json", cwd=project, server=False).stdout
@@ -187,15 +203,18 @@ def test_other_code_or_config_replaces_the_server(project, tmp_path):
     assert upgraded.returncode == 0 and upgraded.stdout == expected  # answered in-process
     assert server.wait(timeout=300) == 0  # the old server left
     newer = wait_for_server(store, not_pid=server.pid)
-    assert f"--store\0{store}\0serve".encode() in Path(f"/proc/{newer}/cmdline").read_bytes()
+    assert b"serve" in Path(f"/proc/{newer}/cmdline").read_bytes().split(b"\0")
 
-    # Changed config.yaml: the next call is answered in-process and the server replaced again.
+    # Changed config.yaml: the same engine answers, with the store opened again.
+    served = memctl("recall", "deploy", "--json", cwd=project, pythonpath=other)
+    assert served.stdout == expected
     config = store / "config.yaml"
-    config.write_text(config.read_text() + "# a comment is a change too\n")
+    config.write_text(config.read_text().replace("  k: 5", "  k: 1") + "# and a comment\n")
+    expected = memctl("recall", "deploy", "--json", cwd=project, server=False).stdout
+    assert len(json.loads(expected)) == 1
     changed = memctl("recall", "deploy", "--json", cwd=project, pythonpath=other)
-    assert changed.stdout == expected
-    wait_until(lambda: not alive(newer), "the server of the old config to leave")
-    assert wait_for_server(store, not_pid=newer) != newer
+    assert changed.stdout == expected and running_pid(store) == newer
+    assert f"closed store {store}: config.yaml changed" in engine_log().read_text()
 
 
 def test_kill_9_mid_write_loses_nothing_acknowledged(project, tmp_path):
@@ -244,8 +263,8 @@ def test_kill_9_mid_write_loses_nothing_acknowledged(project, tmp_path):
 
 def test_a_stale_socket_file_is_cleaned_up(project):
     store = store_of(project)
-    path = socket_of(store)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = socket_of()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))  # a socket file nobody listens on, as a crashed server leaves it
     dead.close()

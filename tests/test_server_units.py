@@ -59,7 +59,8 @@ def test_command_lines_are_read_like_typer_reads_them():
     )
     assert CommandLine(["-s/tmp/s", "add", "-"]).reads_stdin
     assert CommandLine(["--store=/x", "context"]).store == "/x"
-    assert not CommandLine(["list"]).served
+    assert CommandLine(["list", "--limit", "20"]).served  # listing from the engine
+    assert not CommandLine(["show", "abc"]).served
     assert not CommandLine(["recall", "--help"]).served
     assert CommandLine(["hook", "claude-code", "user-prompt-submit"]).served
     assert (
@@ -70,22 +71,31 @@ def test_command_lines_are_read_like_typer_reads_them():
     assert CommandLine([]).name is None
 
 
-def test_a_long_store_path_gets_a_hashed_socket_in_a_private_folder(tmp_path):
-    short = tmp_path / ".memory"
-    assert Path(location.socket_path(short, {})) == short / ".state" / "server.sock"
-    long_root = tmp_path / ("x" * 120) / ".memory"
-    runtime = tmp_path / "run"
+def test_the_engine_folder_is_the_runtime_dir_else_the_cache_dir_and_must_be_private(tmp_path):
+    runtime, cache = tmp_path / "run", tmp_path / "cache"
     runtime.mkdir()
-    path = Path(location.socket_path(long_root, {"XDG_RUNTIME_DIR": str(runtime)}))
-    assert path.parent == runtime / "memctl" and len(os.fsencode(path)) <= 107
+    chosen = {"MEMCTL_RUNTIME_DIR": str(tmp_path / "engine"), "XDG_RUNTIME_DIR": str(runtime)}
+    assert location.socket_path(chosen) == str(tmp_path / "engine" / "engine.sock")
+    xdg = {"XDG_RUNTIME_DIR": str(runtime), "XDG_CACHE_HOME": str(cache)}
+    assert location.socket_path(xdg) == str(runtime / "memctl" / "engine.sock")
+    no_runtime = {"XDG_CACHE_HOME": str(cache), "HOME": str(tmp_path)}
+    assert location.engine_dir(no_runtime) == str(cache / "memctl")
+    assert location.engine_dir({"HOME": str(tmp_path)}) == str(tmp_path / ".cache" / "memctl")
+    path = Path(location.socket_path(xdg))
     assert location.private_socket_dir(path)
     assert (path.parent.stat().st_mode & 0o777) == 0o700
-    other = Path(
-        location.socket_path(tmp_path / ("y" * 120) / ".memory", {"XDG_RUNTIME_DIR": str(runtime)})
-    )
-    assert other != path
     os.chmod(path.parent, 0o755)  # readable by others: refused
     assert not location.private_socket_dir(path)
+    planted = tmp_path / "planted"
+    planted.symlink_to(runtime)  # a symlink where the folder should be: refused
+    assert not location.private_dir(planted)
+
+
+def test_a_runtime_dir_too_long_for_a_socket_gets_a_hashed_socket(tmp_path):
+    deep = {"MEMCTL_RUNTIME_DIR": str(tmp_path / ("x" * 120))}
+    path = location.socket_path(deep)
+    assert len(os.fsencode(path)) <= 107 and path.startswith(f"/tmp/memctl-{os.getuid()}/")
+    assert path != location.socket_path({"MEMCTL_RUNTIME_DIR": str(tmp_path / ("y" * 120))})
 
 
 def test_messages_carry_any_bytes_exactly():
@@ -116,7 +126,7 @@ def test_a_served_add_answers_first_and_indexes_before_the_next_command(tmp_path
         "cwd": str(project),
         "env": {**os.environ, "MEMCTL_NO_SERVER": "1"},
     }
-    code, chunks = runner.run(request, b"")
+    code, chunks = runner.run(request, b"", None)
     assert code == 0, chunks
     written = Path(chunks[0][1].decode().split()[-1])
     assert written.read_text().endswith("then argo promotes them\n")
@@ -152,19 +162,21 @@ def test_only_reads_get_their_freshness_barrier_planted_as_they_start(tmp_path):
     command finishes it, writing files, before it syncs)."""
     from memctl import service
     from memctl.cli.resident import ResidentCommands
+    from memctl.server.stores import StoreSession
     from memctl.store.forget_journal import journal_path
 
     store = service.init_store(tmp_path / "project")
-    runner = ResidentCommands(store)
+    runner = ResidentCommands()
+    session = StoreSession(root=store.root, store=store, config="")
 
     def reads_first(*argv: str) -> bool:
-        return runner.reads_first({"argv": list(argv)})
+        return runner.reads_first({"argv": list(argv)}, session)
 
     assert reads_first("recall", "how do we deploy", "-k", "3")
     assert reads_first("--store", str(store.root), "context", "--format", "json")
     assert not reads_first("add", "we deploy with make release")
     assert not reads_first("hook", "claude-code", "user-prompt-submit")
-    assert not ResidentCommands().reads_first({"argv": ["recall", "deploy"]})  # no store known
+    assert not runner.reads_first({"argv": ["recall", "deploy"]}, None)  # no store open
     store.state_dir.mkdir(parents=True, exist_ok=True)
     journal_path(store.state_dir).write_text("{}")
     assert not reads_first("recall", "how do we deploy")

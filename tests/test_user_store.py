@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,14 @@ def test_merge_keeps_each_lists_order_and_the_first_list_wins_ties():
         ("u", 0.3),
     ]
     assert interleave_by_rank([["p1", "p2", "p3"], ["u1"]], 3) == [(0, "p1"), (1, "u1"), (0, "p2")]
+
+
+def test_the_next_step_init_user_suggests_gives_a_preference_every_context_shows(project):
+    created = invoke("init", "--user")
+    assert created.exit_code == 0, created.output
+    (suggested,) = [line for line in created.stdout.splitlines() if line.startswith("Next: ")]
+    words = shlex.split(suggested.removeprefix("Next: "))
+    assert words[0] == "memctl" and invoke(*words[1:]).exit_code == 0
+    shown = json.loads(invoke("context", "--json").stdout)
+    assert [fact["store"] for fact in shown["facts"]] == ["user"]
+    assert "short bullet points (preference" in shown["markdown"]

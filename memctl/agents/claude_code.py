@@ -186,6 +186,7 @@ class HooksStatus:
     installed: dict[str, str] = field(default_factory=dict)  # event -> our command
     missing: list[str] = field(default_factory=list)
     other_hooks: int = 0  # hooks that are not memctl's
+    plugin_enabled: bool = False  # enabledPlugins turns on memctl's plugin (the same hooks)
 
     @property
     def complete(self) -> bool:
@@ -255,6 +256,9 @@ def uninstall_hooks(settings_path: Path) -> UninstallResult:
     return result
 
 
+PLUGIN_PREFIX = "memctl@"  # enabledPlugins keys are plugin@marketplace
+
+
 def hooks_status(settings_path: Path) -> HooksStatus:
     data, _ = load_settings(settings_path)
     status = HooksStatus(path=settings_path, exists=settings_path.exists())
@@ -273,6 +277,11 @@ def hooks_status(settings_path: Path) -> HooksStatus:
                     for h in group["hooks"]
                     if not (isinstance(h, dict) and is_memctl_command(h.get("command")))
                 )
+    plugins = data.get("enabledPlugins")
+    if isinstance(plugins, dict):
+        status.plugin_enabled = any(
+            str(key).startswith(PLUGIN_PREFIX) and on is True for key, on in plugins.items()
+        )
     return status
 
 

@@ -1,6 +1,8 @@
-"""Run a client's command line inside the resident server, exactly as `memctl` would have.
+"""Run a client's command line inside the user's engine, exactly as `memctl` would have.
 
-The server (memctl.server.daemon) hands each request here. The command runs through the same
+The engine (memctl.server.daemon) hands each request here with the session of its store
+(memctl.server.stores: the store opened once, its model settings); the request's store is
+pinned (MEMCTL_STORE) so the command cannot reach another one. The command runs through the same
 click command tree with the client's argv, working directory, environment and standard input;
 its standard output and error are captured in the order written, through text streams with the
 client's encodings that report the client's `isatty()`, and the rich consoles are rebuilt for
@@ -22,8 +24,8 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-from memctl.config import EmbeddingSettings, Store
 from memctl.server.client import CommandLine
+from memctl.server.stores import StoreSession
 from memctl.service import after_reply
 from memctl.service.memories import write_queue
 from memctl.service.retrieval import query_vectors, text_prefetch
@@ -194,11 +196,9 @@ def recall_limit(request: dict[str, Any]) -> int | None:
 class ResidentCommands:
     """memctl.server.daemon.CommandRunner over the typer app of memctl.cli.app."""
 
-    def __init__(self, store: Store | None = None) -> None:
+    def __init__(self) -> None:
         self._command: Any = None
         self._pending: list[tuple[dict[str, Any], list[after_reply.Work]]] = []
-        self._store = store
-        self._embedding: EmbeddingSettings | None = None
         self._recall_value_options: frozenset[str] = frozenset()
 
     def prepare(self) -> None:
@@ -210,15 +210,14 @@ class ResidentCommands:
         self._recall_value_options = value_options(self._command.commands["recall"])
         for name in WARM_MODULES:
             importlib.import_module(name)
-        if self._store is not None:
-            from memctl.service.retrieval.embedding import model_settings
 
-            self._embedding = model_settings(self._store)
-
-    def run(self, request: dict[str, Any], stdin: bytes) -> tuple[int, list[tuple[int, bytes]]]:
+    def run(
+        self, request: dict[str, Any], stdin: bytes, session: StoreSession | None
+    ) -> tuple[int, list[tuple[int, bytes]]]:
         chunks: list[tuple[int, bytes]] = []
         try:
-            self._prefetch(request, stdin)
+            if session is not None:
+                self._prefetch(request, stdin, session)
             with _as_client(request, stdin, chunks), after_reply.collected() as pending:
                 code = self._invoke(request)
         finally:
@@ -227,23 +226,23 @@ class ResidentCommands:
         self._pending.append((request, pending))
         return code, merged(chunks)
 
-    def _prefetch(self, request: dict[str, Any], stdin: bytes) -> None:
+    def _prefetch(self, request: dict[str, Any], stdin: bytes, session: StoreSession) -> None:
         """Start embedding the request's query now: the model runs while the command parses its
         arguments and opens the store (~1.5 ms before it would ask, more on a busy machine).
         Only a guess: it never fails the request."""
-        if self._embedding is None:
+        if session.embedding is None:
             return
         with contextlib.suppress(Exception):
             query = query_to_embed(request, stdin, self._recall_value_options)
             if query and query.strip():
-                query_vectors.prefetch_query_embedding(query, self._embedding)
+                query_vectors.prefetch_query_embedding(query, session.embedding)
                 command = CommandLine(list(request.get("argv") or []))
                 if command.name == "recall" and not any(
                     a.startswith("--mode") for a in command.rest
                 ):
-                    self._prefetch_text_search(query, recall_limit(request))
+                    self._prefetch_text_search(session, query, recall_limit(request))
 
-    def _prefetch_text_search(self, query: str, k: int | None) -> None:
+    def _prefetch_text_search(self, session: StoreSession, query: str, k: int | None) -> None:
         """Start the full-text search a default recall of `query` makes (see
         service.retrieval.text_prefetch): recall's pool of candidates, no filter."""
         from memctl.core.text_tokens import searchable_text
@@ -251,30 +250,28 @@ class ResidentCommands:
         from memctl.service.retrieval.recall import build_filter
         from memctl.service.retrieval.text_prefetch import prefetch_text_search
 
-        assert self._store is not None
-        settings = self._store.settings.recall
+        settings = session.store.settings.recall
         pool = max(settings.candidates, (k or settings.k) * 3)
-        prefetch_text_search(open_index(self._store), searchable_text(query), pool, build_filter())
+        prefetch_text_search(
+            open_index(session.store), searchable_text(query), pool, build_filter()
+        )
 
     def batchable(self, request: dict[str, Any]) -> bool:
         """May this command run in a burst with others (see run_burst)?"""
         return CommandLine(list(request.get("argv") or [])).name == "add"
 
-    def reads_first(self, request: dict[str, Any]) -> bool:
+    def reads_first(self, request: dict[str, Any], session: StoreSession | None) -> bool:
         """recall and context write no memory file before their first sync (see
         memctl.server.daemon.CommandRunner.reads_first), unless a forget killed midway is
         there to finish first (cli.state.current_store)."""
-        if (
-            self._store is None
-            or CommandLine(list(request.get("argv") or [])).name not in READS_FIRST
-        ):
+        if session is None or CommandLine(list(request.get("argv") or [])).name not in READS_FIRST:
             return False
         from memctl.store.forget_journal import journal_path
 
-        return not journal_path(self._store.state_dir).is_file()
+        return not journal_path(session.store.state_dir).is_file()
 
     def run_burst(
-        self, requests: list[tuple[dict[str, Any], bytes]]
+        self, requests: list[tuple[dict[str, Any], bytes]], session: StoreSession | None
     ) -> list[tuple[int, list[tuple[int, bytes]]]]:
         """Run several `add` commands as one burst: what `run` would give for each in turn,
         with their writes saved together (memctl.service.memories.burst).

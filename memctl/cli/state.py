@@ -56,7 +56,7 @@ def main_options(
         "--store",
         "-s",
         envvar="MEMCTL_STORE",
-        help="The .memory folder to use (default: nearest upward).",
+        help="The .memory folder to use, or the project folder holding it (default: nearest upward).",
     ),
     version: bool = typer.Option(
         False,

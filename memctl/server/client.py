@@ -1,12 +1,13 @@
-"""The thin client: hand a hot command to the store's resident server and print its answer.
+"""The thin client: hand a hot command to the user's engine and print its answer.
 
 `memctl` calls `run_via_server(argv)` before it builds the typer app. It returns the exit code
-when the server answered, or None when the command should run in-process as it always did:
-the server is off (`server.auto: false`, MEMCTL_NO_SERVER=1), not running yet (one is started
-in the background for the next call), busy being replaced, dead or hung. Nothing here imports
-typer, rich, yaml, lancedb, lance, onnxruntime or fastembed; the socket is the C `_socket`
-module (the `socket` wrapper costs ~10 ms to import), and paths are strings: typing, pathlib
-and collections cost a clean install's client process ~10 ms between them.
+when the engine answered, or None when the command should run in-process as it always did:
+the engine is off for this store (`server.auto: false`, MEMCTL_NO_SERVER=1), not running yet
+(one is started in the background for the next call), busy being replaced, dead or hung.
+Every request names its store (the root found here); one engine serves all of a user's stores.
+Nothing here imports typer, rich, yaml, lancedb, lance, onnxruntime or fastembed; the socket is
+the C `_socket` module (the `socket` wrapper costs ~10 ms to import), and paths are strings:
+typing, pathlib and collections cost a clean install's client process ~10 ms between them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, BinaryIO
 
-SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook"})
+SERVED_COMMANDS = frozenset({"recall", "add", "context", "index", "hook", "list", "stats"})
 GLOBAL_OPTIONS_WITH_VALUE = ("--store", "-s")
 CONNECT_TIMEOUT_S = 0.2
 ACCEPT_TIMEOUT_S = 2.0  # the server accepts from its connection thread, whatever else it runs
@@ -91,7 +92,6 @@ def run_via_server(argv: list[str]) -> int | None:
     command = CommandLine(argv)
     if not command.served:
         return None
-    root: str | None = None
     try:
         stdin = _take_stdin(command)
         root = _store_root(command, stdin)
@@ -100,18 +100,16 @@ def run_via_server(argv: list[str]) -> int | None:
         raw_config = location.config_bytes(root)
         if not location.server_auto(raw_config, root):
             return None
-        path = location.socket_path(root, os.environ)
-        sock = _connect(path)
+        sock = _connect(location.socket_path(os.environ))
         if sock is None:
-            start_server(root)
+            start_server()
             return None
         try:
             return _exchange(sock, command, root, stdin, location.config_digest(raw_config))
         finally:
             sock.close()
     except Exception as exc:  # noqa: BLE001 - whatever went wrong, the in-process path answers
-        if root is not None:
-            note(root, f"client: {type(exc).__name__}: {exc}; ran `{command.name}` in-process")
+        note(f"client: {type(exc).__name__}: {exc}; ran `{command.name}` in-process")
         return None
 
 
@@ -121,6 +119,7 @@ def _exchange(sock, command: CommandLine, root: str, stdin: bytes, config: str) 
         "protocol": PROTOCOL,
         "code": code_identity(),
         "config": config,
+        "store": root,
         "argv": command.argv,
         "argv0": sys.argv[0] if sys.argv else "memctl",
         "main_package": getattr(sys.modules.get("__main__"), "__package__", None),
@@ -133,12 +132,13 @@ def _exchange(sock, command: CommandLine, root: str, stdin: bytes, config: str) 
     try:
         answer, _ = recv_message(sock)
     except (TimeoutError, ConnectionError, OSError) as exc:
-        note(root, f"client: the server did not accept `{command.name}` ({exc}); ran in-process")
-        start_server(root)  # Why: a hung server is replaced by the one this starts
+        note(f"client: the engine did not accept `{command.name}` ({exc}); ran in-process")
+        start_server()  # Why: a hung server is replaced by the one this starts
         return None
     if answer.get("accepted") is not True:
-        note(root, f"client: server declined ({answer.get('reason')}); ran in-process")
-        start_server(root)  # the declining server is on its way out; this is its successor
+        note(f"client: engine declined ({answer.get('reason')}); ran in-process")
+        if answer.get("restart", True):
+            start_server()  # the declining engine is on its way out; this is its successor
         return None
     timeout = REPLY_TIMEOUT_S
     if command.name == "hook":
@@ -150,8 +150,8 @@ def _exchange(sock, command: CommandLine, root: str, stdin: bytes, config: str) 
         if command.name == "hook":
             _log_hook(root, command.hook_event, f"resident server gave no answer ({exc})")
             return 0  # the hook rule: exit 0, print nothing
-        note(root, f"client: no answer to `{command.name}` ({exc}); ran in-process")
-        start_server(root)
+        note(f"client: no answer to `{command.name}` ({exc}); ran in-process")
+        start_server()
         return None
     return _print_result(result, blobs)
 
@@ -263,13 +263,16 @@ def _connect(path: str):
     return sock
 
 
-def start_server(root: str | os.PathLike[str]) -> bool:
-    """Start `memctl serve` for this store, detached, logging to .state/server.log, unless
-    another client started one moments ago. True if one was started."""
-    root = os.fspath(root)
-    marker = location.starting_marker(root)
+def start_server() -> bool:
+    """Start the user's engine (`memctl serve`), detached, logging to engine.log in its folder,
+    unless another client started one moments ago. True if one was started. Never touches a
+    store's folder: the engine's files live in location.engine_dir."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMCTL_NO_SERVER", "MEMCTL_STORE")}
+    folder = location.engine_dir(env)
+    if not location.private_dir(folder):
+        return False  # not ours alone: in-process only (the engine would refuse it too)
+    marker = location.starting_marker(env)
     try:
-        os.makedirs(location.state_dir(root), exist_ok=True)
         try:
             handle = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:
@@ -283,16 +286,16 @@ def start_server(root: str | os.PathLike[str]) -> bool:
         os.write(handle, str(os.getpid()).encode())
         os.close(handle)
     except OSError:
-        return False  # a read-only store, or another client won the race
+        return False  # another client won the race
     import subprocess
 
-    log = location.log_path(root)
+    log = location.log_path(env)
     _rotate(log)
-    env = {k: v for k, v in os.environ.items() if k != "MEMCTL_NO_SERVER"}
     with open(log, "ab") as output:
+        os.fchmod(output.fileno(), 0o600)
         subprocess.Popen(
-            [sys.executable, "-m", "memctl", "--store", root, "serve"],
-            cwd=root,
+            [sys.executable, "-m", "memctl", "serve"],
+            cwd=folder,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
@@ -311,11 +314,11 @@ def _rotate(log: str) -> None:
         pass
 
 
-def note(root: str | os.PathLike[str], message: str) -> None:
-    """One line in .state/server.log; never raises."""
+def note(message: str) -> None:
+    """One line in the engine's log; never raises, never creates the engine's folder."""
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(location.log_path(root), "a", encoding="utf-8") as log:
+        with open(location.log_path(os.environ), "a", encoding="utf-8") as log:
             log.write(f"{stamp} pid={os.getpid()} {message}\n")
     except OSError:
         pass
@@ -333,14 +336,11 @@ def _log_hook(root: str, event: str, message: str) -> None:
 
 
 def request(
-    root: str | os.PathLike[str],
-    header: dict[str, Any],
-    timeout: float = 5.0,
-    path: str | None = None,
+    header: dict[str, Any], timeout: float = 5.0, path: str | None = None
 ) -> dict[str, Any] | None:
-    """A control request (status, stop) to the store's server (at `path` if given); None when
-    none answers."""
-    sock = _connect(path or location.socket_path(root, os.environ))
+    """A control request (status, stop) to the engine (at `path` if given); None when none
+    answers."""
+    sock = _connect(path or location.socket_path(os.environ))
     if sock is None:
         return None
     try:

@@ -55,11 +55,16 @@ class StoreWatch:
         self._heard = threading.Condition()
         self._alive = False
         self._thread: threading.Thread | None = None
+        self._installed = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> None:
-        self.barrier_dir.mkdir(parents=True, exist_ok=True)
+    def start(self, install_guard: bool = True) -> None:
+        """Watch the store; with `install_guard`, be the process's freshness guard (the engine
+        installs one guard over every store's watch instead). Raises OSError when the store's
+        folder is gone: nothing of it is created again."""
+        (self.root / ".state").mkdir(exist_ok=True)  # Why no parents: never recreate the store
+        self.barrier_dir.mkdir(exist_ok=True)
         for leftover in self.barrier_dir.iterdir():
             leftover.unlink(missing_ok=True)
         ready = threading.Event()
@@ -69,10 +74,14 @@ class StoreWatch:
         self._thread.start()
         ready.wait(timeout=30)
         _OverflowAlarm.install(self)
-        set_freshness_guard(self)
+        self._installed = install_guard
+        if install_guard:
+            set_freshness_guard(self)
 
     def stop(self) -> None:
-        set_freshness_guard(None)
+        if self._installed:
+            set_freshness_guard(None)
+        _OverflowAlarm.remove(self)
         self._alive = False
         self._stop.set()
         if self._thread is not None:
@@ -240,5 +249,17 @@ class _OverflowAlarm(logging.Handler):
     def install(cls, watch: StoreWatch) -> None:
         alarm = cls(level=logging.WARNING)
         alarm.watch = watch
-        for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
+        for name in WATCHDOG_LOGGERS:
             logging.getLogger(name).addHandler(alarm)
+
+    @classmethod
+    def remove(cls, watch: StoreWatch) -> None:
+        """Drop the alarms of a watch that stopped (an engine closes stores all day long)."""
+        for name in WATCHDOG_LOGGERS:
+            logger = logging.getLogger(name)
+            for handler in list(logger.handlers):
+                if isinstance(handler, cls) and handler.watch is watch:
+                    logger.removeHandler(handler)
+
+
+WATCHDOG_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")

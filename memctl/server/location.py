@@ -1,4 +1,4 @@
-"""Where a store's server lives and whether it should run, found without importing anything heavy.
+"""Where the user's engine lives and whether a store uses it, found without importing anything heavy.
 
 The client runs this on every hot command, so it mirrors `memctl.config.find_store` and reads
 `server.auto` from config.yaml with a small line reader instead of importing yaml (~25 ms).
@@ -58,49 +58,75 @@ def state_dir(root: StrPath) -> str:
     return os.path.join(root, STATE_DIRNAME)
 
 
-def lock_path(root: StrPath) -> str:
-    """Held (flock) by the running server for its whole life: one server per store."""
-    return os.path.join(root, STATE_DIRNAME, "server.lock")
+RUNTIME_DIR_ENV = "MEMCTL_RUNTIME_DIR"  # where the engine's socket lives (tests point it at tmp)
+ENGINE_SOCKET = "engine.sock"
 
 
-def info_path(root: StrPath) -> str:
-    """The running server's pid and socket, for `memctl server stop` when it does not answer."""
-    return os.path.join(root, STATE_DIRNAME, "server.json")
+def engine_dir(env: Mapping[str, str]) -> str:
+    """The user's engine folder: $MEMCTL_RUNTIME_DIR, else $XDG_RUNTIME_DIR/memctl, else the
+    user's cache dir ($XDG_CACHE_HOME or ~/.cache)/memctl. Its socket, lock, pid file and log.
+
+    Read here, not in memctl.config, because the client runs this on every hot command and
+    config imports yaml (see the module's docstring)."""
+    chosen = env.get(RUNTIME_DIR_ENV, "")
+    if chosen:
+        return os.path.realpath(os.path.expanduser(chosen))
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        return os.path.join(runtime, "memctl")
+    cache = env.get("XDG_CACHE_HOME", "")
+    if not (cache and os.path.isabs(cache)):
+        cache = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "memctl")
 
 
-def log_path(root: StrPath) -> str:
-    return os.path.join(root, STATE_DIRNAME, "server.log")
-
-
-def starting_marker(root: StrPath) -> str:
-    """Present while a client-started server is starting, so other clients do not start more."""
-    return os.path.join(root, STATE_DIRNAME, "server.starting")
-
-
-def socket_path(root: StrPath, env: Mapping[str, str]) -> str:
-    """`<store>/.state/server.sock`, or when that path is too long for a Unix socket, a name made
-    from a hash of the store path under $XDG_RUNTIME_DIR/memctl (else /tmp/memctl-<uid>)."""
-    candidate = os.path.join(root, STATE_DIRNAME, SOCKET_NAME)
+def socket_path(env: Mapping[str, str]) -> str:
+    """The engine's socket: `engine.sock` in engine_dir, or when that path is too long for a
+    Unix socket, a name made from a hash of the folder under /tmp/memctl-<uid>."""
+    folder = engine_dir(env)
+    candidate = os.path.join(folder, ENGINE_SOCKET)
     if len(os.fsencode(candidate)) <= MAX_SOCKET_PATH_BYTES:
         return candidate
-    name = f"{zlib.crc32(os.fsencode(root)):08x}{zlib.adler32(os.fsencode(root)):08x}.sock"
-    runtime = env.get("XDG_RUNTIME_DIR", "")
-    if runtime and os.path.isdir(runtime):
-        return os.path.join(runtime, "memctl", name)
+    name = f"{zlib.crc32(os.fsencode(folder)):08x}{zlib.adler32(os.fsencode(folder)):08x}.sock"
     return os.path.join("/tmp", f"memctl-{os.getuid()}", name)
 
 
-def private_socket_dir(path: StrPath) -> bool:
-    """Make the socket's folder if needed (0700); False if it is not ours alone."""
-    folder = os.path.dirname(os.fspath(path))
+def lock_path(env: Mapping[str, str]) -> str:
+    """Held (flock) by the running engine for its whole life: one engine per user."""
+    return os.path.join(engine_dir(env), "engine.lock")
+
+
+def info_path(env: Mapping[str, str]) -> str:
+    """The running engine's pid and socket, for `memctl server stop` when it does not answer."""
+    return os.path.join(engine_dir(env), "engine.json")
+
+
+def log_path(env: Mapping[str, str]) -> str:
+    return os.path.join(engine_dir(env), "engine.log")
+
+
+def starting_marker(env: Mapping[str, str]) -> str:
+    """Present while a client-started engine is starting, so other clients do not start more."""
+    return os.path.join(engine_dir(env), "engine.starting")
+
+
+def private_dir(folder: StrPath) -> bool:
+    """Make `folder` if needed (0700); False if it is not ours alone (owner, mode, a real
+    folder rather than a symlink planted by someone else)."""
+    folder = os.fspath(folder)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         info = os.lstat(folder)
     except OSError:
         return False
-    if os.path.basename(folder) == STATE_DIRNAME:
-        return info.st_uid == os.getuid()
-    return info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0 and os.path.isdir(folder)
+    import stat
+
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0
+
+
+def private_socket_dir(path: StrPath) -> bool:
+    """The socket's folder made if needed (0700); False if it is not ours alone."""
+    return private_dir(os.path.dirname(os.fspath(path)))
 
 
 def config_bytes(root: StrPath) -> bytes:

@@ -102,17 +102,36 @@ INDEX_CACHE_BYTES = 256 << 20
 METADATA_CACHE_BYTES = 64 << 20
 
 
+_cache_bytes = (INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
+
+
+def limit_session_caches(index_bytes: int, metadata_bytes: int) -> None:
+    """The caches of each table's session from now on (the engine keeps them small: it holds
+    a session per table of every open store, and each write's new version fills them)."""
+    global _cache_bytes
+    _cache_bytes = (index_bytes, metadata_bytes)
+
+
 def session_for(uri: str):
     import lance
 
     session = _SESSIONS.get(uri)
     if session is None:
         session = lance.Session(
-            index_cache_size_bytes=INDEX_CACHE_BYTES,
-            metadata_cache_size_bytes=METADATA_CACHE_BYTES,
+            index_cache_size_bytes=_cache_bytes[0],
+            metadata_cache_size_bytes=_cache_bytes[1],
         )
         _SESSIONS[uri] = session
     return session
+
+
+def forget_sessions_under(folder: str) -> int:
+    """Drop the kept sessions of every table under `folder` ("" for all); how many."""
+    prefix = folder.rstrip("/") + "/" if folder else ""
+    gone = [uri for uri in _SESSIONS if uri.startswith(prefix) or uri == folder]
+    for uri in gone:
+        _SESSIONS.pop(uri, None)
+    return len(gone)
 
 
 def dataset_at(uri: str):

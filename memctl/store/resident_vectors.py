@@ -66,6 +66,25 @@ def forget_table(uri: str) -> None:
             _tables.pop(uri, None)
 
 
+def forget_tables_under(folder: str) -> None:
+    """Free what is kept of every table under `folder` (a store the server closed)."""
+    prefix = folder.rstrip("/") + "/"
+    with _tables_lock:
+        if _tables is not None:
+            for uri in [uri for uri in _tables if uri.startswith(prefix) or uri == folder]:
+                del _tables[uri]
+
+
+def drop_all_tables() -> int:
+    """Free every kept table (the server over its memory budget); how many there were."""
+    with _tables_lock:
+        if _tables is None:
+            return 0
+        count = len(_tables)
+        _tables.clear()
+        return count
+
+
 @dataclass
 class _Fragment:
     """One fragment's rows as first read: every column but the vector, and the vectors apart."""

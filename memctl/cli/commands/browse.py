@@ -12,7 +12,7 @@ from rich.text import Text
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
 from memctl.config import editor_command
-from memctl.core.errors import MemctlError, MemoryNotFound
+from memctl.core.errors import MemctlError, MemoryNotFound, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
 from memctl.core.terminal import printable
@@ -52,6 +52,24 @@ def find_memory(ctx: typer.Context, memory_id: str):
     raise MemoryNotFound(memory_id)
 
 
+def newest_page(stores, types, tags, include_archived: bool, limit: int, offset: int):
+    """(listing, labels, roots): a page of the newest memories across the stores, the
+    project's first when two were made together."""
+    from memctl.service.memories.lookup import Listing
+
+    entries, problems = [], []
+    for order, (label, store) in enumerate(stores):
+        page = list_memories(store, types or None, tags or None, include_archived, limit + offset)
+        problems += page.problems
+        for relpath, memory in page.memories:
+            key = (memory.created or "", -order, memory.id)
+            entries.append((key, label if len(stores) > 1 else None, store.root, relpath, memory))
+    entries.sort(key=lambda entry: entry[0], reverse=True)
+    chosen = entries[offset : offset + limit]
+    listing = Listing([(e[3], e[4]) for e in chosen], problems)
+    return listing, [e[1] for e in chosen], [e[2] for e in chosen]
+
+
 def _bindings(project_store, memories, labels) -> list[str]:
     """Per memory: "this project", "shared" (every project) or the other project's name."""
     from memctl.service.anchoring import project_of
@@ -80,6 +98,16 @@ def register(app: typer.Typer) -> None:
             False, "--include-archived", help="Also list archive/."
         ),
         store_only: bool = store_only_option(),
+        limit: int = typer.Option(
+            None,
+            "--limit",
+            "-n",
+            min=1,
+            help="Only the N newest, newest first (reads only the files it shows).",
+        ),
+        offset: int = typer.Option(
+            0, "--offset", min=0, help="With --limit: skip this many newest first (the next page)."
+        ),
         by_project: bool = typer.Option(
             False,
             "--project",
@@ -88,10 +116,20 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
-        """List memories, oldest first (the user store's too, unless --store-only)."""
+        """List memories, oldest first, or with --limit a page of the newest (the user store's
+        too, unless --store-only).
+
+        Example: memctl list --limit 20 --type procedural --tag deploy
+        """
         stores = current_stores(ctx, store_only)
         labels: list[str | None]
-        if len(stores) == 1:
+        if offset and limit is None:
+            raise UsageError("--offset pages with --limit: give both.")
+        if limit is not None:
+            listing, labels, roots = newest_page(
+                stores, types, tags, include_archived, limit, offset
+            )
+        elif len(stores) == 1:
             store = stores[0][1]
             listing = list_memories(store, types or None, tags or None, include_archived)
             labels, roots = [None] * len(listing.memories), [store.root] * len(listing.memories)
@@ -147,7 +185,10 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
         as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
-        """Show one memory: its fields and body (from the user store when it is not here)."""
+        """Show one memory: its fields and body (from the user store when it is not here).
+
+        Example: memctl show 1m80k2c9a7qz (ids are in list and recall output)
+        """
         path, memory = find_memory(ctx, memory_id)
         if as_json:
             print_json(memory_dict(memory, path))
@@ -171,7 +212,10 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
     ) -> None:
-        """Open a memory in $EDITOR; the next read command re-indexes it."""
+        """Open a memory in $EDITOR; the next read command re-indexes it.
+
+        Example: EDITOR=nano memctl edit 1m80k2c9a7qz
+        """
         path, _ = find_memory(ctx, memory_id)
         editor = editor_command()
         try:

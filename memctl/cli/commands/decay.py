@@ -46,6 +46,8 @@ def register(app: typer.Typer) -> None:
         thresholds under `decay:` in config.yaml. Pinned memories and ones younger than
         min_age_days are kept. Archived files move to .memory/archive/; `memctl restore ID`
         brings one back.
+
+        Example: memctl decay (shows the plan), then memctl decay --apply
         """
         from memctl.service.lifecycle.decaying import run_decay
 
@@ -104,7 +106,10 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., metavar="ID", help="The archived memory's id."),
         as_json: bool = typer.Option(False, "--json", help="Print what moved as JSON."),
     ) -> None:
-        """Bring an archived memory back from .memory/archive/ and index it again."""
+        """Bring an archived memory back from .memory/archive/ and index it again.
+
+        Example: memctl restore 1m80k2c9a7qz (ids are in memctl list --include-archived)
+        """
         from memctl.service.lifecycle.decaying import restore_memory
 
         store = current_store(ctx)

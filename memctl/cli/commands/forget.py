@@ -12,7 +12,7 @@ from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_store, finish_interrupted_forget
 from memctl.core.errors import MemctlError, UsageError
 
-README_SECTION = 'README.md, section "Forgetting for real"'
+PURGE_SECTION = 'docs/privacy-and-safety.md, section "Forgetting for real"'
 
 
 def register(app: typer.Typer) -> None:
@@ -102,7 +102,7 @@ def _print_results(results) -> None:
         if result.git_history:
             stdout.print(
                 f"  git history still holds {', '.join(result.git_history)}; memctl cannot "
-                f"rewrite history. To purge it, see {README_SECTION}.",
+                f"rewrite history. To purge it, see {PURGE_SECTION}.",
                 markup=False,
             )
 

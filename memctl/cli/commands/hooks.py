@@ -100,6 +100,7 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
                 "installed": found.installed,
                 "missing": found.missing,
                 "other_hooks": found.other_hooks,
+                "plugin": found.plugin_enabled,
             }
             if check and found.installed:
                 entry["failing"] = failing_hooks(found.installed)
@@ -112,6 +113,9 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
             "--project/--local/--user) rewrites them with the absolute path of this memctl."
         )
     installed_in = [s for s, e in report["claude_code"].items() if e.get("installed")]
+    if installed_in:
+        warning = plugin_warning(report["claude_code"])
+        report["warnings"] += [warning] if warning else []
     if len(installed_in) > 1:
         report["warnings"].append(
             f"memctl hooks are installed in {' and '.join(installed_in)} settings; Claude Code "
@@ -128,6 +132,19 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
     except MemctlError:
         pass
     return report
+
+
+def plugin_warning(scopes: dict[str, dict]) -> str | None:
+    """Why: the plugin brings the same hooks, so with both every event runs memctl twice."""
+    plugin_in = [scope for scope, entry in scopes.items() if entry.get("plugin")]
+    if not plugin_in:
+        return None
+    return (
+        f"memctl's Claude Code plugin is enabled in {' and '.join(plugin_in)} settings and its "
+        "hooks are in settings too, so each event runs memctl twice. Keep one: "
+        "`memctl hooks uninstall claude-code` (--local or --user if installed there) or "
+        "`claude plugin uninstall memctl@memctl`."
+    )
 
 
 def print_status(report: dict) -> None:
@@ -147,6 +164,7 @@ def print_status(report: dict) -> None:
         else:
             state = f"installed ({len(entry['installed'])} events)"
         others = f", {entry['other_hooks']} other hook(s)" if entry.get("other_hooks") else ""
+        others += "; memctl plugin enabled" if entry.get("plugin") else ""
         stdout.print(f"  {scope:<8} {entry['path']}  {state}{others}", markup=False)
         for event, problem in (entry.get("failing") or {}).items():
             command = entry["installed"][event]
@@ -166,7 +184,9 @@ def register(app: typer.Typer) -> None:
         help=(
             "Install memctl into Claude Code, git and your shell. Installed hooks call "
             "`memctl hook claude-code EVENT` and `memctl hook git pre-commit`, which read the "
-            "hook's input and never break the agent."
+            "hook's input and never break the agent.\n\n"
+            "Examples: memctl hooks install claude-code; memctl hooks install git; "
+            "memctl hooks status"
         ),
         no_args_is_help=True,
     )
@@ -266,6 +286,10 @@ def register(app: typer.Typer) -> None:
             stdout.print(
                 f"{'Created' if result.created else 'Updated'} {path}: {done}", markup=False
             )
+        scopes = status_report(Path.cwd(), home_dir(), check=False)["claude_code"]
+        warning = plugin_warning(scopes)
+        if warning:
+            stderr.print(f"Warning: {warning}", markup=False)
         _warn_without_store()
 
     @hooks_app.command("uninstall")

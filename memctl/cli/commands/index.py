@@ -68,6 +68,9 @@ def register(app: typer.Typer) -> None:
         The index table is checked too; a damaged one is rebuilt from the files.
         Then tidy it: fold in new rows, drop old versions, and from index.ann_min_rows rows
         keep an ANN index on the vectors.
+
+        Example: memctl index --json (after editing or deleting files by hand; read commands
+        sync by themselves)
         """
         store = current_store(ctx)
         if publish:

@@ -13,6 +13,7 @@ def register(app: typer.Typer) -> None:
     @app.command("init")
     @handles_errors
     def init_command(
+        ctx: typer.Context,
         directory: Path = typer.Argument(
             None,
             help="Project folder; the store is created as DIR/.memory (default: here).",
@@ -32,7 +33,11 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Create a memory store (.memory/ with config.yaml, README and .gitignore)."""
+        """Create a memory store (.memory/ with config.yaml, README and .gitignore).
+
+        Examples: memctl init (in the project's root); memctl init --user (your own store).
+        """
+        _refuse_store_option(ctx)
         if user:
             if directory is not None:
                 raise UsageError("--user creates the user store where it belongs; drop DIR.")
@@ -48,6 +53,15 @@ def register(app: typer.Typer) -> None:
             stdout.print('Next: memctl add "something worth remembering"')
 
 
+def _refuse_store_option(ctx: typer.Context) -> None:
+    """Why: `memctl --store PATH init` used to create .memory/ here, not at PATH, silently."""
+    source = ctx.find_root().get_parameter_source("store")
+    if getattr(source, "name", None) == "COMMANDLINE":  # not MEMCTL_STORE from the environment
+        raise UsageError(
+            "init takes the project folder, not --store: memctl init DIR creates DIR/.memory."
+        )
+
+
 def _init_user(as_json: bool, multilingual: bool = False) -> None:
     from memctl.service.init import enclosing_git_repository, init_user_store
 
@@ -57,7 +71,9 @@ def _init_user(as_json: bool, multilingual: bool = False) -> None:
         print_json({"store": str(store.root), "user": True})
     else:
         stdout.print(f"Created your user store {store.root}")
-        stdout.print('Next: memctl add --user "I prefer answers in short bullet points"')
+        stdout.print(
+            'Next: memctl add --user "I prefer answers in short bullet points" --type preference'
+        )
     if repository is not None:
         stderr.print(
             f"Note: it is inside the git repository {repository}; memctl never commits it, "

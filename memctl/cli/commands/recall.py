@@ -268,7 +268,9 @@ def register(app: typer.Typer) -> None:
                 table.add_column(column)
             for hit in hits:
                 shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
-                lines = [f"[bold]{escape(hit.title)}[/]", escape(shown), *_status_lines(hit)]
+                # Why: a one-line memory's title is its body; printing both says it twice.
+                said = [] if " ".join(shown.split()) == " ".join(hit.title.split()) else [shown]
+                lines = [f"[bold]{escape(hit.title)}[/]", *map(escape, said), *_status_lines(hit)]
                 held = _gate(gates, hit).quarantine_reason(hit.memory)
                 if held:
                     origin = escape(_gate(gates, hit).origin(hit.memory))

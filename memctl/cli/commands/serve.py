@@ -1,10 +1,10 @@
-"""`memctl serve` runs the store's resident server; `memctl server status|stop` look after it."""
+"""`memctl serve` runs the user's engine; `memctl server status|stop` look after it."""
 
 from __future__ import annotations
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stdout
+from memctl.cli.output import handles_errors, stdout
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
 
@@ -17,20 +17,23 @@ def register(app: typer.Typer) -> None:
         idle_minutes: float = typer.Option(
             None,
             "--idle-minutes",
-            help="Leave after this long without a request; 0 never (config server.idle_minutes, 30).",
+            help="Close a store after this long without a request, for every store (default: "
+            "each store's server.idle_minutes, 30); 0 never. The engine leaves once none is open.",
         ),
     ) -> None:
-        """Run the store's resident server in the foreground (for systemd, launchd, debugging).
+        """Run the user's engine in the foreground (for systemd, launchd, debugging).
 
-        Hot commands start one in the background by themselves; see `memctl server status`.
+        One engine serves every store; hot commands start it in the background by themselves.
+        Its socket is in $MEMCTL_RUNTIME_DIR, else $XDG_RUNTIME_DIR/memctl, else ~/.cache/memctl.
+
+        Example: memctl serve --idle-minutes 0
         """
         if idle_minutes is not None and idle_minutes < 0:
             raise UsageError("--idle-minutes must be 0 (never) or more.")
         from memctl.cli.resident import ResidentCommands
         from memctl.server.daemon import serve
 
-        store = current_store(ctx)
-        code = serve(store, ResidentCommands(store), idle_minutes=idle_minutes)
+        code = serve(ResidentCommands(), idle_minutes=idle_minutes)
         # Why: the server has shut down cleanly; tearing down the interpreter (lance's and ONNX
         # Runtime's native pools) only keeps a process around that its successor waits for.
         import os
@@ -41,7 +44,10 @@ def register(app: typer.Typer) -> None:
         os._exit(code)
 
     server_app = typer.Typer(
-        help="The store's resident server (started by hot commands): status and stop.",
+        help=(
+            "The user's engine, one for every store (started by hot commands): status and stop.\n\n"
+            "Example: memctl server status"
+        ),
         no_args_is_help=True,
     )
     app.add_typer(server_app, name="server")
@@ -52,27 +58,32 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
-        """Is a server running for this store: pid, socket, version, uptime, requests."""
-        from memctl.server.control import server_status
+        """Is the engine running: pid, socket, version, uptime, requests, memory, open stores."""
+        import sys
 
-        status = server_status(current_store(ctx).root)
-        if as_json:
-            print_json(status)
-            return
-        for key, value in status.items():
-            shown = ("yes" if value else "no") if key == "running" else value
-            stdout.print(f"{key:<9} {'-' if shown is None else shown}", markup=False)
+        from memctl.server.control import render_status, server_status
+
+        sys.stdout.write(render_status(server_status(_store_root(ctx)), as_json))
 
     @server_app.command("stop")
     @handles_errors
-    def stop_command(ctx: typer.Context) -> None:
-        """Stop this store's server (the next hot command starts a new one unless server.auto
-        is false or MEMCTL_NO_SERVER=1)."""
+    def stop_command() -> None:
+        """Stop the engine, for every store (the next hot command starts a new one unless
+        server.auto is false or MEMCTL_NO_SERVER=1)."""
         from memctl.server.control import stop_server
 
-        root = current_store(ctx).root
-        pid = stop_server(root)
+        pid = stop_server()
         if pid is None:
-            stdout.print(f"No server runs for {root}.", markup=False)
+            stdout.print("No engine runs.", markup=False)
         else:
-            stdout.print(f"Stopped the server of {root} (pid {pid}).", markup=False)
+            stdout.print(f"Stopped the engine (pid {pid}).", markup=False)
+
+
+def _store_root(ctx: typer.Context):
+    """This command's store, when there is one (status works without)."""
+    from memctl.core.errors import StoreNotFound
+
+    try:
+        return current_store(ctx, finish_forget=False).root
+    except StoreNotFound:
+        return None

@@ -78,7 +78,11 @@ def print_session(view: SessionView) -> None:
 
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        help="Short-term memory: each session's conversation buffer, trimmed into episodes.",
+        help=(
+            "Short-term memory: each session's conversation buffer, trimmed into episodes.\n\n"
+            'Example: memctl session add -S s1 "Let\'s use Postgres 16", then '
+            "memctl context -S s1."
+        ),
         no_args_is_help=True,
     )
     app.add_typer(group, name="session")

@@ -26,7 +26,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
     ) -> None:
         """Counts by type and scope, the archive, the index on disk, decay scores, and what
-        the hooks injected: tokens per session, how many of those memories were then used."""
+        the hooks injected: tokens per session, how many of those memories were then used.
+
+        Example: memctl stats --json
+        """
         from memctl.service.lifecycle.ledger import ledger_summary
         from memctl.service.lifecycle.stats import store_stats
 

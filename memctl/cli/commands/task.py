@@ -16,7 +16,11 @@ from memctl.service.lifecycle.task import (
 
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        help="Working memory: the task in progress (goal, plan, notes), ended into an episode.",
+        help=(
+            "Working memory: the task in progress (goal, plan, notes), ended into an episode.\n\n"
+            'Example: memctl task start "Move CI to GitHub Actions" -p "port the jobs", then '
+            "memctl task note, memctl task step, memctl task done."
+        ),
         no_args_is_help=True,
     )
     app.add_typer(group, name="task")

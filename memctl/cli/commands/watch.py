@@ -25,6 +25,8 @@ def register(app: typer.Typer) -> None:
         """Keep the index in sync while files are edited by hand or by git; Ctrl-C stops.
 
         Changes are batched: a branch checkout touching hundreds of files is one sync.
+
+        Example: memctl watch --poll (a store on a network drive)
         """
         if quiet <= 0:
             raise UsageError("--quiet must be more than 0 seconds.")

@@ -65,14 +65,24 @@ class ScannedMemory:
     mtime: datetime
 
 
-def scan_memories(store: Store, archive: bool = False) -> tuple[list[ScannedMemory], list[dict]]:
-    """Memories outside archive/ (or only those in it), with problems for unreadable files."""
+def scan_memories(
+    store: Store, archive: bool = False, shared: bool = False
+) -> tuple[list[ScannedMemory], list[dict]]:
+    """Memories outside archive/ (or only those in it), with problems for unreadable files.
+    `shared`: for a caller that only reads them, a long-lived process may hand out the parsed
+    files it keeps (store.parsed_memories) instead of parsing each again."""
+    from memctl.store.parsed_memories import read_memory_kept
+
     found: list[ScannedMemory] = []
     problems: list[dict] = []
     seen: dict[str, str] = {}  # id -> the relpath that has it
     for relpath, stat in sorted(indexed_files(store, archive).items()):
         try:
-            memory = read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
+            memory = (
+                read_memory_kept(store.root, relpath, max_file_bytes(store), shared=True)
+                if shared
+                else read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
+            )
         except InvalidMemoryFile as exc:
             problems.append(exc.to_dict())
             continue

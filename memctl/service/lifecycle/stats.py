@@ -19,10 +19,10 @@ HISTOGRAM_BINS = 10
 
 def store_stats(store: Store, now: datetime | None = None) -> dict[str, Any]:
     """Read-only: neither the files nor the index are touched."""
-    scanned = scan_memories(store)
+    scanned = scan_memories(store, shared=True)
     decay = plan(store, now, scanned)
     memories = [entry.memory for entry in scanned[0]]
-    archived, archive_problems = scan_memories(store, archive=True)
+    archived, archive_problems = scan_memories(store, archive=True, shared=True)
     accessed = load_access(store.state_dir)
     return {
         "memories": len(memories),

@@ -228,6 +228,9 @@ class _Pending:
     redacted: dict[str, int] = field(default_factory=dict)
 
 
+IMPORT_CHUNK = 500  # memories embedded, written and indexed together by `memctl import`
+
+
 def import_file(
     store: Store, path: Path, fmt: str | None = None, *, keep_origin: bool = False
 ) -> ImportResult:
@@ -266,23 +269,36 @@ def import_file(
     _check_limits(store, pending, path)
     result = ImportResult(path, fmt)
     accepted = _accepted_items(store, pending, result.skipped)
-    # Checked above: redacted, valid, and past the low-value gate (or a restore, kept as is).
-    batch = [
-        BatchItem(build_memory(item.text, **item.fields), dedup=not item.fields.get("memory_id"))
-        for item in accepted
-    ]
-    try:
-        written = save_batch(store, batch)
-    except BatchStopped as stop:
-        raise MemctlError(
-            f"Import stopped at {path}:{accepted[stop.position].line} after writing "
-            f"{stop.written} of {len(accepted)} memories: {stop.cause}\n"
-            "Running the import again skips what is already in the store."
-        ) from stop.cause
+    from memctl.integrations.query_embedder import one_bulk_session
+
+    with one_bulk_session():
+        written = _write_chunks(store, path, accepted)
     for item, added in zip(accepted, written, strict=True):
         added.redacted = item.redacted
         (result.added if added.action == "created" else result.merged).append(added)
     return result
+
+
+def _write_chunks(store: Store, path: Path, accepted: list[_Pending]) -> list:
+    written: list = []
+    # Why in chunks: each is embedded, written and indexed before the next is built, so the
+    # vectors, rows and model buffers held at once stay bounded whatever the file's size.
+    for start in range(0, len(accepted), IMPORT_CHUNK):
+        chunk = accepted[start : start + IMPORT_CHUNK]
+        # Checked above: redacted, valid, past the low-value gate (or a restore, kept as is).
+        batch = [
+            BatchItem(build_memory(i.text, **i.fields), dedup=not i.fields.get("memory_id"))
+            for i in chunk
+        ]
+        try:
+            written += save_batch(store, batch)
+        except BatchStopped as stop:
+            raise MemctlError(
+                f"Import stopped at {path}:{chunk[stop.position].line} after writing "
+                f"{len(written) + stop.written} of {len(accepted)} memories: {stop.cause}\n"
+                "Running the import again skips what is already in the store."
+            ) from stop.cause
+    return written
 
 
 def _set_import_origin(item: _Pending, path: Path, keep_origin: bool) -> None:

@@ -87,6 +87,19 @@ def _day(memory: Memory) -> str:
     return str(memory.extra.get("occurred_at") or memory.created or "")[:10]
 
 
+def _empty_text(held: int, query: str | None) -> str:
+    """What an empty block says. Why not always "nothing yet": a store full of procedures and
+    facts, asked without a topic (a session start), must not read as an empty memory."""
+    if held == 0:
+        return "_Nothing to recall yet._"
+    if query is None:
+        return (
+            f"_No task or session to recall for; the store holds {held} memories, found by "
+            "topic: `memctl recall QUERY`._"
+        )
+    return "_Nothing in memory is relevant to this._"
+
+
 def choose_query(query: str | None, task: TaskState | None, turns) -> tuple[str | None, str | None]:
     if query and query.strip():
         return query.strip(), "argument"
@@ -363,7 +376,7 @@ def _build_context(
     shown_turns = shown_turns[max(0, len(shown_turns) - recent) :]
     used_query, query_from = choose_query(query, task, turns)
 
-    sync_index(store)
+    synced = sync_index(store)
     verify_index(store)
     limits = (settings.max_memories, settings.max_facts)
     floor = settings.min_relevance  # None: each store's recall.min_relevance
@@ -423,9 +436,8 @@ def _build_context(
     shares = plain(settings.split)
     # Why the fence's tokens first: the block the agent gets is fenced, and must fit the budget.
     inner = max(1, budget - count_tokens(fence("")) - 2)  # 2: the note names `budget` below
-    fitted = fit(
-        TITLE, sections, parts, inner, shares, count_tokens, empty_text="_Nothing to recall yet._"
-    )
+    held = synced.added + synced.updated + synced.unchanged
+    fitted = fit(TITLE, sections, parts, inner, shares, count_tokens, _empty_text(held, used_query))
     fenced = fence(fitted.text.replace(f"_To fit {inner} tokens:", f"_To fit {budget} tokens:"))
 
     level = {part.key: part for part in parts}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import cast
 
 from memctl.config import EmbeddingSettings, Store
 from memctl.core import ports
@@ -140,10 +141,15 @@ def model_settings(store: Store, model: EmbeddingModel | None = None) -> Embeddi
 
 
 def store_embedder(store: Store, model: EmbeddingModel | None = None) -> ports.Embedder:
-    """The store's model (or `model`), batched and threaded as its config says."""
+    """The store's model (or `model`), batched and threaded as its config says; in the engine,
+    the model's one session (see integrations.query_embedder.run_on_one_thread)."""
     from memctl.integrations.embedder import get_embedder
+    from memctl.integrations.query_embedder import get_query_embedder, single_session
 
-    return get_embedder(model_settings(store, model))
+    settings = model_settings(store, model)
+    if single_session() and settings.model == BUNDLED_MODEL:
+        return cast(ports.Embedder, get_query_embedder(settings))
+    return get_embedder(settings)
 
 
 def store_query_embedder(store: Store) -> ports.QueryEmbedder:
