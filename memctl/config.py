@@ -174,7 +174,7 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     action_budget: int = setting(300, at_least=1)
     action_k: int = setting(1, at_least=0)
     action_min_relevance: float | None = setting(0.6, at_least=0, at_most=1)
-    always_budget: int = setting(140, at_least=0)  # session start: `apply: always` memories
+    always_budget: int = setting(300, at_least=0)  # session start: `apply: always` memories
 
 
 _DECAY = decay_model.DecaySettings()  # the decay model's own defaults

@@ -179,21 +179,6 @@ def test_the_ledger_counts_tokens_and_an_edit_of_the_anchored_file_as_use(projec
     assert [item["id"] for item in injections["never_used"]] == ["loaderrule01"]
 
 
-def test_session_start_leaves_project_preferences_to_the_prompts(project, user_store):
-    mine = invoke("add", "--user", "I prefer short answers", "--type", "preference", "--json")
-    assert mine.exit_code == 0, mine.output
-    ours = invoke("add", "Use tabs in the shop Makefile", "--type", "preference")
-    assert ours.exit_code == 0, ours.output
-    memory_file(project, "alwaysrule2", "apply: always\n", "Run make fmt before every commit.")
-    start = {"hook_event_name": "SessionStart", "session_id": "s8", "cwd": str(project)}
-    result = invoke("hook", "claude-code", "session-start", input=json.dumps(start))
-    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "make fmt" in context and "short answers" in context  # rules, the person's own
-    assert "tabs" not in context  # a project preference waits for a prompt about it
-    listed = invoke("context")
-    assert "tabs" in listed.stdout  # `memctl context` still lists it
-
-
 def test_stop_counts_a_memory_whose_words_the_reply_uses(project):
     pre_tool_use(project, "s1", "Read", file_path="src/loader.py")
     reply = "Done: the loader caches every bundle, so I call reload after the edits."

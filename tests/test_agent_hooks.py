@@ -235,7 +235,7 @@ def test_trivial_or_unrelated_prompts_get_nothing(project, prompt):
 @pytest.mark.model
 def test_real_process_prints_only_the_hook_json(project):
     assert (
-        invoke("add", "Run make release checks before every push", "--type", "procedural").exit_code
+        invoke("add", "I prefer deploys through make release", "--type", "preference").exit_code
         == 0
     )
     done = subprocess.run(

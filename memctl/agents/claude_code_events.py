@@ -74,15 +74,8 @@ def session_start_context(
     rules, rule_ids = always_block(
         store, user_store, min(budget, store.settings.hooks.always_budget)
     )
-    # Why not the project's preference and profile facts: shown to every task they were mostly
-    # noise (benchmarks/action_time.py); the prompt hook brings them when a prompt is about them.
-    # The person's own (user store, bound to no project) still come: they apply everywhere.
     markdown, shown = context_block(
-        store,
-        budget - estimate_tokens(rules),
-        payload.session_id,
-        user_store=user_store,
-        project_facts=False,
+        store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
     )
     shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
     markdown = one_fence(rules, markdown)

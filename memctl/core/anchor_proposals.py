@@ -41,8 +41,8 @@ _RUNNERS = frozenset({"run", "exec", "x", "dlx", "test"})
 _EVERY_TASK = re.compile(
     r"\bbefore (?:you )?(?:opening|open|creating|submitting|sending|pushing|push|committing|"
     r"commit|merging|marking)\b[^.;]{0,30}?\b(?:pull request|PR|commit|push|work complete|"
-    r"change|merge)s?\b|\bbefore (?:committing|(?:every|each) (?:push|commit|PR|pull request|merge))\b"
-    r"|\b(?:every|each|all) (?:PRs?|pull requests?|commits?)\b",
+    r"change|merge)s?\b|\bbefore committing\b|\b(?:every|each|all) (?:PRs?|pull requests?|"
+    r"commits?)\b",
     re.IGNORECASE,
 )
 # Words that look like identifiers in prose but are not worth an anchor.

@@ -338,17 +338,14 @@ def build_context(
     session_id: str | None = None,
     user_store: Store | None = None,
     include_private: bool | None = None,
-    project_facts: bool = True,
 ) -> ContextResult:
     """The context block and what it shows. Private memories only when shared (service.privacy);
-    `user_store`: also show its relevant memories and its preferences and profile facts;
-    `project_facts=False`: only the person's own (user store, bound to no project) are listed."""
+    `user_store`: also show its relevant memories and its preferences and profile facts."""
     from memctl.service.retrieval.index_guard import read_repairing
 
     shared = shares_private(store, include_private)
     return read_repairing(
-        store,
-        lambda: _build_context(store, query, budget, session_id, shared, user_store, project_facts),
+        store, lambda: _build_context(store, query, budget, session_id, shared, user_store)
     )
 
 
@@ -359,7 +356,6 @@ def _build_context(
     session_id: str | None,
     shared: bool,
     user_store: Store | None,
-    project_facts: bool = True,
 ) -> ContextResult:
     """`user_store`: also show its relevant memories and its preferences and profile facts."""
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
@@ -384,13 +380,10 @@ def _build_context(
     memories = relevant_memories(
         store, used_query, session_id, limits[0], floor, include_private=shared
     )
-    facts = []
-    if project_facts:
-        facts = confident_facts(store, confidence, limits[1], include_private=shared)
+    facts = confident_facts(store, confidence, limits[1], include_private=shared)
     user_facts: set[str] = set()
     if user_store is not None:
         sync_index(user_store)
-        from memctl.core.anchors import PROJECT_KEY
         from memctl.service.anchoring import of_this_project
 
         here = of_this_project(store)  # another project's memories stay out (issue 31)
@@ -399,11 +392,7 @@ def _build_context(
             for m in relevant_memories(user_store, used_query, None, limits[0], floor)
             if here(m.memory)
         ]
-        theirs = [
-            f
-            for f in confident_facts(user_store, confidence, limits[1] * 2)
-            if here(f) and (project_facts or not f.extra.get(PROJECT_KEY))
-        ]
+        theirs = [f for f in confident_facts(user_store, confidence, limits[1] * 2) if here(f)]
         memories, facts, user_facts = _with_user_store(
             memories, facts, mine, theirs[: limits[1]], limits
         )
@@ -525,7 +514,6 @@ def context_block(
     query: str | None = None,
     user_store: Store | None = None,
     include_private: bool | None = None,
-    project_facts: bool = True,
 ) -> tuple[str, tuple[str, ...]]:
     """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
     result = build_context(
@@ -535,7 +523,6 @@ def context_block(
         session_id=session_id or None,
         user_store=user_store,
         include_private=include_private,
-        project_facts=project_facts,
     )
     shown = tuple(
         item["id"] for item in [*result.memories, *result.facts] if item.get("shown") != "left out"
