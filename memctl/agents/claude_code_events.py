@@ -31,7 +31,7 @@ from memctl.store.forget_journal import journal_path
 from memctl.store.hook_state import load_session_state, remember_shown, safe_name
 
 LOG_NAME = "hooks.log"
-PROMPT_HEADING = "## memctl: memories related to this prompt"
+PROMPT_HEADING = "## Related to this prompt"
 
 
 def log_path(store: Store) -> Path:
