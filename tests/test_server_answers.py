@@ -179,6 +179,21 @@ def test_recall_and_the_hot_hooks_run_as_typed_use_cases_with_the_same_ranking(p
     assert after["argv"] == before["argv"] + 1  # `recall --path` is replayed as a command line
 
 
+def test_a_config_with_warnings_is_replayed_so_its_warnings_print_as_in_process(project):
+    config = project / ".memory" / "config.yaml"
+    original = config.read_text()
+    config.write_text(original + "recal: {k: 3}\n")  # a typo: a warning on every command
+    try:
+        before = status(project / ".memory")["answered_by"]
+        cold, warm = both_ways(project, "recall", "how do we ship to production")
+        assert_same(cold, warm)
+        assert b"unknown setting 'recal'" in warm.stderr
+        after = status(project / ".memory")["answered_by"]
+        assert (after["recall"], after["argv"]) == (before["recall"], before["argv"] + 1)
+    finally:
+        config.write_text(original)
+
+
 def test_warm_reads_leave_their_bookkeeping_for_the_next_request(project):
     """What the server writes after its reply (access counts, the prompt hook's shown list) is
     there for the very next command."""
