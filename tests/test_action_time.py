@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memctl.agents.action_events import ALWAYS_HEADING
 from memctl.cli.app import app
 from memctl.core.fence import is_fenced
 from memctl.store.code_tree import working_tree
@@ -156,7 +157,7 @@ def test_always_memories_open_the_session_and_manual_ones_wait(project):
     start = {"hook_event_name": "SessionStart", "session_id": "s9", "cwd": str(project)}
     result = invoke("hook", "claude-code", "session-start", input=json.dumps(start))
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "## memctl: rules for every task" in context and "make fmt" in context
+    assert ALWAYS_HEADING in context and "make fmt" in context
     assert is_fenced(context)  # the rules and the usual context share one notes block
     touched = pre_tool_use(project, "s9", "Read", file_path="src/loader.py")
     assert "Ask Ana" not in touched

@@ -86,6 +86,15 @@ def test_init_with_store_option_refuses_instead_of_creating_the_store_elsewhere(
     assert (tmp_path / "elsewhere" / ".memory" / "config.yaml").is_file()
 
 
+def test_init_with_a_store_named_dot_memory_creates_that_store(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "project" / ".memory"
+    assert invoke("--store", str(store), "init").exit_code == 0
+    assert (store / "config.yaml").is_file() and not (tmp_path / ".memory").exists()
+    other = invoke("--store", str(store), "init", str(tmp_path / "other"))
+    assert other.exit_code == 2  # DIR and --store disagree
+
+
 @pytest.mark.usefixtures("fake_embedder")
 def test_add_reads_stdin(project):
     result = invoke("add", "-", "--json", input="Long text from a hook\nsecond line\n")

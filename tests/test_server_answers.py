@@ -132,6 +132,68 @@ def test_the_prompt_hook_answers_the_same_json_warm(project):
     assert "make release" in context
 
 
+def test_recall_and_the_hot_hooks_run_as_typed_use_cases_with_the_same_ranking(project):
+    """The engine answers recall and the prompt and pre-tool-use hooks by running their
+    use-cases (status counts them), not by replaying argv; the ranking is the in-process one."""
+
+    def payload(event: str, session: str, **fields) -> bytes:
+        base = {"session_id": session, "cwd": str(project), "hook_event_name": event}
+        return json.dumps({**base, **fields}).encode()
+
+    before = status(project / ".memory")["answered_by"]
+    question = ("recall", "which package manager for the frontend", "-k", "4", "--json")
+    cold, warm = both_ways(project, *question)
+    assert_same(cold, warm)
+    ranking = [hit["id"] for hit in json.loads(warm.stdout)]
+    assert len(ranking) == 4 and ranking == [hit["id"] for hit in json.loads(cold.stdout)]
+    answers = {}
+    for event, slug, fields in (
+        ("UserPromptSubmit", "user-prompt-submit", {"prompt": "Which package manager, npm?"}),
+        ("PreToolUse", "pre-tool-use", {"tool_name": "Read", "tool_input": {"file_path": "x"}}),
+    ):
+        cold = memctl(
+            "hook",
+            "claude-code",
+            slug,
+            cwd=project,
+            server=False,
+            stdin=payload(event, "c", **fields),
+        )
+        warm = memctl(
+            "hook",
+            "claude-code",
+            slug,
+            cwd=project,
+            server=True,
+            stdin=payload(event, "w", **fields),
+        )
+        assert_same(cold, warm)
+        answers[slug] = warm.stdout
+    prompt_context = json.loads(answers["user-prompt-submit"])["hookSpecificOutput"]
+    assert "pnpm" in prompt_context["additionalContext"]
+    replayed = memctl("recall", "--path", str(project / "x"), "--json", cwd=project, server=True)
+    assert replayed.returncode == 0, replayed.stderr
+    after = status(project / ".memory")["answered_by"]
+    assert after["recall"] == before["recall"] + 1
+    assert after["hook"] == before["hook"] + 2
+    assert after["argv"] == before["argv"] + 1  # `recall --path` is replayed as a command line
+
+
+def test_a_config_with_warnings_is_replayed_so_its_warnings_print_as_in_process(project):
+    config = project / ".memory" / "config.yaml"
+    original = config.read_text()
+    config.write_text(original + "recal: {k: 3}\n")  # a typo: a warning on every command
+    try:
+        before = status(project / ".memory")["answered_by"]
+        cold, warm = both_ways(project, "recall", "how do we ship to production")
+        assert_same(cold, warm)
+        assert b"unknown setting 'recal'" in warm.stderr
+        after = status(project / ".memory")["answered_by"]
+        assert (after["recall"], after["argv"]) == (before["recall"], before["argv"] + 1)
+    finally:
+        config.write_text(original)
+
+
 def test_warm_reads_leave_their_bookkeeping_for_the_next_request(project):
     """What the server writes after its reply (access counts, the prompt hook's shown list) is
     there for the very next command."""
@@ -277,8 +339,9 @@ def test_status_reports_the_contract_keys_and_stop_stops(own_project):
     data = json.loads(shown.stdout)
     assert set(data) == {
         *("running", "pid", "socket", "version", "uptime_s", "requests", "store"),
-        *("rss_mb", "memory_budget_mb", "stores"),
+        *("rss_mb", "memory_budget_mb", "stores", "answered_by"),
     }
+    assert data["answered_by"] == {"recall": 1, "hook": 0, "argv": 0}
     assert data["running"] is True and data["store"] == str(store)
     engine_socket = Path(os.environ[RUNTIME_ENV]) / "engine.sock"
     assert data["socket"] == str(engine_socket)

@@ -180,3 +180,39 @@ def test_only_reads_get_their_freshness_barrier_planted_as_they_start(tmp_path):
     store.state_dir.mkdir(parents=True, exist_ok=True)
     journal_path(store.state_dir).write_text("{}")
     assert not reads_first("recall", "how do we deploy")
+
+
+def test_the_client_types_recall_and_the_hot_hooks_and_replays_what_it_is_unsure_of():
+    from memctl.server.typed import typed_request
+
+    typed = typed_request(
+        ["--store", "s", "recall", "deploy steps", "-k", "3", "--tag", "a", "--tag=b", "--json"]
+    )
+    assert typed == {
+        "use_case": "recall",
+        "request": {
+            "types": [],
+            "tags": ["a", "b"],
+            "k": 3,
+            "as_json": True,
+            "query": "deploy steps",
+        },
+    }
+    assert typed_request(["recall", "--", "-k"])["request"]["query"] == "-k"
+    hook = typed_request(["hook", "claude-code", "user-prompt-submit", "--plain"])
+    assert hook == {"use_case": "hook", "event": "user-prompt-submit", "plain": True}
+    for replayed in (
+        ["recall", "x", "--path", "a.py"],  # path recall is not typed
+        ["recall", "x", "-k3"],
+        ["recall", "x", "-k", "three"],  # click words this error
+        ["recall", "x", "--min-relevance", "nan"],
+        ["recall", "x", "--help"],
+        ["recall", "x", "y"],  # click reports the extra word
+        ["recall"],
+        ["recall", "x", "--json=yes"],
+        ["--version", "recall", "x"],
+        ["hook", "claude-code", "session-end"],
+        ["hook", "git", "pre-commit"],
+        ["add", "a note"],
+    ):
+        assert typed_request(replayed) is None, replayed

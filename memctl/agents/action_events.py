@@ -22,7 +22,7 @@ from memctl.store.hook_state import load_session_state
 
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 CHANGING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-ALWAYS_HEADING = "## memctl: rules for every task in this project"
+ALWAYS_HEADING = "## Rules for every task here"
 
 
 def _stores(store: Store, user_store: Store | None) -> list[tuple[str, Store]]:

@@ -31,7 +31,7 @@ from memctl.store.forget_journal import journal_path
 from memctl.store.hook_state import load_session_state, remember_shown, safe_name
 
 LOG_NAME = "hooks.log"
-PROMPT_HEADING = "## memctl: memories related to this prompt"
+PROMPT_HEADING = "## Related to this prompt"
 
 
 def log_path(store: Store) -> Path:
@@ -300,10 +300,12 @@ def run_claude_code_hook(
     plain: bool = False,
     background: bool = True,
     store_only: bool = False,
+    store: Store | None = None,
 ) -> str:
     """Everything `memctl hook claude-code EVENT` prints; "" on any problem. Never raises.
 
-    `store_only`: leave the user store out, for reading and for writing."""
+    `store_only`: leave the user store out, for reading and for writing. `store`: the store
+    already found and open (the engine's), instead of finding it again."""
     from memctl.agents.claude_code import (
         normalize_payload,
         render_additional_context,
@@ -311,14 +313,14 @@ def run_claude_code_hook(
     )
     from memctl.agents.hook_runner import log_hook_error, run_hook, spawn_detached
 
-    store = None
+    given, store = store, None
     try:
         spec = spec_for(event)
         try:
             payload_cwd = normalize_payload(stdin_text, spec.event).cwd
         except MemctlError:
             payload_cwd = ""  # run_hook reports the bad input, once a store gives it a log
-        store = find_hook_store(payload_cwd, explicit_store, env, cwd)
+        store = given or find_hook_store(payload_cwd, explicit_store, env, cwd)
         if store is None:
             return ""
         log = log_path(store)

@@ -200,6 +200,8 @@ class ResidentCommands:
         self._command: Any = None
         self._pending: list[tuple[dict[str, Any], list[after_reply.Work]]] = []
         self._recall_value_options: frozenset[str] = frozenset()
+        # Requests answered by use-case ("recall", "hook") or by replaying argv ("argv").
+        self.counts: dict[str, int] = {"recall": 0, "hook": 0, "argv": 0}
 
     def prepare(self) -> None:
         import typer
@@ -218,8 +220,14 @@ class ResidentCommands:
         try:
             if session is not None:
                 self._prefetch(request, stdin, session)
+            typed = _typed(request, session)
             with _as_client(request, stdin, chunks), after_reply.collected() as pending:
-                code = self._invoke(request)
+                if typed is not None and session is not None:
+                    self.counts[typed["use_case"]] += 1
+                    code = run_typed(typed, request, session)
+                else:
+                    self.counts["argv"] += 1
+                    code = self._invoke(request)
         finally:
             query_vectors.drop_prefetched()
             text_prefetch.drop_prefetched()
@@ -346,6 +354,72 @@ class ResidentCommands:
         except BaseException:  # noqa: BLE001 - what the interpreter would print, then exit 1
             traceback.print_exc()
             return 1
+
+
+def _typed(request: dict[str, Any], session: StoreSession | None) -> dict[str, Any] | None:
+    """The request's typed use-case when the engine can run it as such (see memctl.server.typed),
+    else None: replay the command line."""
+    typed = request.get("typed")
+    if session is None or session.config_warnings or not isinstance(typed, dict):
+        return None
+    return typed if typed.get("use_case") in ("recall", "hook") else None
+
+
+def run_typed(typed: dict[str, Any], request: dict[str, Any], session: StoreSession) -> int:
+    """Run a typed request's use-case against the store the engine has open, printing what the
+    command prints (its own render code); the exit code. Errors as the command reports them."""
+    from click.exceptions import Exit as ClickExit
+    from typer import Exit
+
+    from memctl.cli.app import exit_code
+    from memctl.cli.output import handles_errors, unexpected_error
+
+    as_json = bool((typed.get("request") or {}).get("as_json"))
+    try:
+        if typed["use_case"] == "recall":
+            handles_errors(_typed_recall)(typed["request"], session, as_json=as_json)
+        else:
+            _typed_hook(typed, request, session)
+        return 0
+    except (Exit, ClickExit) as exc:  # what click's main turns them into
+        return exc.exit_code
+    except SystemExit as exc:
+        return exit_code(exc)
+    except Exception as error:  # noqa: BLE001 - what main() does with it (see cli.output)
+        return unexpected_error(error, as_json)
+
+
+def _typed_recall(fields: dict[str, Any], session: StoreSession, as_json: bool) -> None:
+    from memctl.cli.commands.recall import RecallOptions, answer_recall
+
+    known = {name: fields[name] for name in RecallOptions.__dataclass_fields__ if name in fields}
+    known["types"], known["tags"] = tuple(known.get("types", ())), tuple(known.get("tags", ()))
+    answer_recall(RecallOptions(**known), lambda only: _pinned_stores(session, only))
+
+
+def _pinned_stores(session: StoreSession, store_only: bool) -> list[tuple[str, Any]]:
+    """cli.state.current_stores, with the project store the engine has open."""
+    from memctl.cli.state import finish_interrupted_forget
+    from memctl.config import open_user_store
+
+    project = session.store
+    finish_interrupted_forget(project)
+    user = None if store_only else open_user_store(besides=project)
+    return [("project", project)] + ([("user", user)] if user is not None else [])
+
+
+def _typed_hook(typed: dict[str, Any], request: dict[str, Any], session: StoreSession) -> None:
+    from memctl.cli.commands.hook import answer_claude_code_hook
+
+    explicit = CommandLine(list(request.get("argv") or [])).store
+    answer_claude_code_hook(
+        str(typed.get("event") or ""),
+        explicit,
+        bool(typed.get("plain")),
+        bool(typed.get("foreground")),
+        bool(typed.get("store_only")),
+        store=session.store,
+    )
 
 
 class _Step:

@@ -21,6 +21,7 @@ import time
 from memctl.server import location
 from memctl.server.identity import code_identity
 from memctl.server.protocol import PROTOCOL, loads, recv_message, send_message
+from memctl.server.typed import typed_request
 
 TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: see the module's docstring
 if TYPE_CHECKING:
@@ -127,6 +128,9 @@ def _exchange(sock, command: CommandLine, root: str, stdin: bytes, config: str) 
         "env": dict(os.environ),
         "streams": terminal_facts(os.environ),
     }
+    typed = typed_request(command.argv)
+    if typed is not None:
+        header["typed"] = typed  # the engine runs the use-case; argv stays for its log
     send_message(sock, header, (stdin,))
     sock.settimeout(ACCEPT_TIMEOUT_S)
     try:

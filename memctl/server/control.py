@@ -16,7 +16,7 @@ from memctl.server import location
 from memctl.server.client import request as control_request
 
 STATUS_KEYS = ("running", "pid", "socket", "version", "uptime_s", "requests", "store")
-ENGINE_KEYS = ("rss_mb", "memory_budget_mb", "stores")
+ENGINE_KEYS = ("rss_mb", "memory_budget_mb", "stores", "answered_by")
 
 
 def server_status(root: Path | None = None) -> dict[str, Any]:
@@ -39,6 +39,7 @@ def server_status(root: Path | None = None) -> dict[str, Any]:
         "rss_mb": None,
         "memory_budget_mb": None,
         "stores": [],
+        "answered_by": None,
     }
 
 
@@ -51,6 +52,8 @@ def render_status(status: dict[str, Any], as_json: bool) -> str:
         shown = ("yes" if value else "no") if key == "running" else value
         if key == "stores":
             shown = ", ".join(entry["store"] for entry in value) if value else None
+        elif key == "answered_by":
+            shown = ", ".join(f"{name} {count}" for name, count in value.items()) if value else None
         lines.append(f"{key:<16} {'-' if shown is None else shown}")
     return "\n".join(lines) + "\n"
 

@@ -382,6 +382,8 @@ class Engine:
             "version": self.version,
             "uptime_s": round(time.time() - self.started, 1),
             "requests": self.requests,
+            # Why: which requests ran as typed use-cases and which replayed a command line
+            "answered_by": dict(getattr(self.runner, "counts", {})),
             "store": store,
             "rss_mb": round(budget.rss_bytes() / budget.MB, 1),
             "memory_budget_mb": self.settings.memory_mb,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memctl.config import EmbeddingSettings, Store, open_store
+from memctl.config import EmbeddingSettings, Store, open_store, read_config
 from memctl.server.budget import trim_heap
 from memctl.server.freshness import StoreWatch
 from memctl.service.retrieval.indexing import SyncTicket, set_freshness_guard
@@ -40,6 +40,9 @@ class StoreSession:
     watch: StoreWatch | None = None
     last_used: float = field(default_factory=time.monotonic)
     requests: int = 0
+    # Why: a config with warnings makes in-process commands print them; typed requests, which
+    # reuse this store, would not, so they are replayed as command lines instead.
+    config_warnings: bool = False
 
     def idle_minutes(self, override: float | None) -> float:
         """How long it stays open without a request: `memctl serve --idle-minutes`, else its
@@ -102,6 +105,7 @@ class OpenStores:
 
         store = open_store(root, warn=None)
         session = StoreSession(root=root, store=store, config=config)
+        session.config_warnings = bool(read_config(root).warnings)
         session.embedding = model_settings(store)
         if self._watch:
             watch = StoreWatch(root, lambda: self._sync(root), self._log)

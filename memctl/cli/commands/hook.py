@@ -11,7 +11,7 @@ import typer
 
 from memctl.cli.output import handles_errors, stderr
 from memctl.cli.state import GlobalOptions
-from memctl.config import open_store, read_environment
+from memctl.config import Store, open_store, read_environment
 from memctl.core.errors import StoreNotFound, UsageError
 
 
@@ -39,6 +39,37 @@ def _exit_now_if_abandoned() -> None:
             if stream is not None:
                 stream.flush()
         os._exit(0)
+
+
+def answer_claude_code_hook(
+    event: str,
+    explicit: str | None,
+    plain: bool,
+    foreground: bool,
+    store_only: bool,
+    store: Store | None = None,
+) -> None:
+    """Run one Claude Code hook on the payload in stdin and print what it gives: the command
+    and the engine's typed request alike (the engine passes the store it has open)."""
+    from memctl.agents.claude_code import CHECK_ENV
+
+    if os.environ.get(CHECK_ENV):
+        return  # Why: `memctl hooks status` checks the command starts; nothing else runs
+    from memctl.agents.claude_code_events import run_claude_code_hook
+
+    output = run_claude_code_hook(
+        event,
+        _read_stdin(),
+        explicit_store=explicit,
+        env=read_environment(),
+        cwd=Path.cwd(),
+        plain=plain,
+        background=not foreground,
+        store_only=store_only,
+        store=store,
+    )
+    if output:
+        sys.stdout.write(output if output.endswith("\n") else output + "\n")
 
 
 def register(app: typer.Typer) -> None:
@@ -71,24 +102,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
-        from memctl.agents.claude_code import CHECK_ENV
-
-        if os.environ.get(CHECK_ENV):
-            return  # Why: `memctl hooks status` checks the command starts; nothing else runs
-        from memctl.agents.claude_code_events import run_claude_code_hook
-
-        output = run_claude_code_hook(
-            event,
-            _read_stdin(),
-            explicit_store=explicit_store(ctx),
-            env=read_environment(),
-            cwd=Path.cwd(),
-            plain=plain,
-            background=not foreground,
-            store_only=store_only,
-        )
-        if output:
-            sys.stdout.write(output if output.endswith("\n") else output + "\n")
+        answer_claude_code_hook(event, explicit_store(ctx), plain, foreground, store_only)
         _exit_now_if_abandoned()
 
     @hook_app.command("ingest")

@@ -37,15 +37,13 @@ def register(app: typer.Typer) -> None:
 
         Examples: memctl init (in the project's root); memctl init --user (your own store).
         """
-        _refuse_store_option(ctx)
+        project = _directory_from_store_option(ctx, directory)
         if user:
-            if directory is not None:
+            if project is not None:
                 raise UsageError("--user creates the user store where it belongs; drop DIR.")
             _init_user(as_json, multilingual)
             return
-        store = init_store(
-            directory if directory is not None else Path("."), multilingual=multilingual
-        )
+        store = init_store(project if project is not None else Path("."), multilingual=multilingual)
         if as_json:
             print_json({"store": str(store.root)})
         else:
@@ -53,13 +51,22 @@ def register(app: typer.Typer) -> None:
             stdout.print('Next: memctl add "something worth remembering"')
 
 
-def _refuse_store_option(ctx: typer.Context) -> None:
-    """Why: `memctl --store PATH init` used to create .memory/ here, not at PATH, silently."""
-    source = ctx.find_root().get_parameter_source("store")
-    if getattr(source, "name", None) == "COMMANDLINE":  # not MEMCTL_STORE from the environment
-        raise UsageError(
-            "init takes the project folder, not --store: memctl init DIR creates DIR/.memory."
-        )
+def _directory_from_store_option(ctx: typer.Context, directory: Path | None) -> Path | None:
+    """`memctl --store P/.memory init` creates P/.memory; any other --store is refused.
+
+    Why: `--store PATH init` used to create .memory/ in the current folder, not at PATH,
+    silently. A store named `.memory` says where its project is; another name does not.
+    """
+    root = ctx.find_root()
+    if getattr(root.get_parameter_source("store"), "name", None) != "COMMANDLINE":
+        return directory  # not given, or MEMCTL_STORE from the environment (not init's business)
+    given = Path(str(root.params.get("store"))).expanduser()
+    project = given.parent
+    if given.name == ".memory" and (directory is None or directory.resolve() == project.resolve()):
+        return project
+    raise UsageError(
+        "init takes the project folder, not --store: memctl init DIR creates DIR/.memory."
+    )
 
 
 def _init_user(as_json: bool, multilingual: bool = False) -> None:

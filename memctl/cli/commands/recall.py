@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import typer
 from rich.markup import escape
@@ -8,6 +10,7 @@ from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
+from memctl.config import Store
 from memctl.core.errors import UsageError
 from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.terminal import printable
@@ -131,6 +134,118 @@ def print_explain(traces: list[dict]) -> None:
         stdout.print(table)
 
 
+@dataclass(frozen=True)
+class RecallOptions:
+    """What `memctl recall QUERY ...` asks, as the command line or a typed request gives it."""
+
+    query: str | None
+    k: int | None = None
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    agent: str | None = None
+    mode: str = "hybrid"
+    output_format: str = "table"
+    include_archived: bool = False
+    store_only: bool = False
+    min_relevance: float | None = None
+    include_superseded: bool = False
+    with_neighbours: bool = False
+    since: str | None = None
+    until: str | None = None
+    as_of: str | None = None
+    explain: bool = False
+    as_json: bool = False
+
+
+def answer_recall(
+    options: RecallOptions, stores_for: Callable[[bool], list[tuple[str, Store]]]
+) -> None:
+    """Recall and print the answer: the in-process command and the engine's typed request
+    alike. `stores_for(store_only)` gives the stores to read (the command opens them; the
+    engine has them open)."""
+    if options.query is None:
+        raise UsageError("Give a QUERY to recall, or --path FILE.")
+    if options.output_format not in FORMATS:
+        raise UsageError(
+            f"Unknown --format '{options.output_format}'. Choose one of: {', '.join(FORMATS)}."
+        )
+    stores = stores_for(options.store_only)
+    result = recall(
+        RecallRequest(
+            store=stores[0][1],
+            query=options.query,
+            k=options.k,
+            mode=options.mode,
+            types=options.types,
+            tags=options.tags,
+            agent=options.agent,
+            include_archived=options.include_archived,
+            min_relevance=options.min_relevance,
+            include_superseded=options.include_superseded,
+            with_neighbours=options.with_neighbours,
+            since=options.since,
+            until=options.until,
+            as_of=options.as_of,
+            stores=stores,
+            explain=options.explain,
+        )
+    )
+    warn_problems(result.problems)
+    hits = result.hits
+    gates = {label: gate_for(each) for label, each in stores}
+    depth = max(len(hits), 1) * EXPLAIN_DEPTH
+    if options.as_json or options.output_format == "json":
+        listed = [{**hit.to_dict(), **_provenance(_gate(gates, hit), hit)} for hit in hits]
+        print_json(
+            {"hits": listed, "explain": result.explain(depth)} if options.explain else listed
+        )
+        return
+    if options.explain:
+        print_explain(result.explain(depth))
+    if options.output_format == "context":
+        stdout.out(printable(context_block(options.query, hits, gates)), end="")
+    else:
+        if not hits:
+            stdout.print("No relevant memories.")
+            return
+        federated = len(stores) > 1
+        table = Table(box=None, pad_edge=False)
+        for column in ("relevance", "id", "type", *(["store"] if federated else []), "memory"):
+            table.add_column(column)
+        for hit in hits:
+            shown = (
+                focused_snippet(hit.snippet, options.query) if hit.snippet else snippet(hit.body)
+            )
+            # Why: a one-line memory's title is its body; printing both says it twice.
+            said = [] if " ".join(shown.split()) == " ".join(hit.title.split()) else [shown]
+            lines = [f"[bold]{escape(hit.title)}[/]", *map(escape, said), *_status_lines(hit)]
+            held = _gate(gates, hit).quarantine_reason(hit.memory)
+            if held:
+                origin = escape(_gate(gates, hit).origin(hit.memory))
+                lines.append(
+                    f"[bold red]QUARANTINED[/] (origin {origin}: {escape(held)}); "
+                    "never injected: memctl review"
+                )
+            lines += [
+                f"[dim]{'before' if n['offset'] < 0 else 'after'}: {escape(snippet(n['body']))}[/]"
+                for n in hit.neighbours
+            ]
+            where = [getattr(hit, "store", "project")] if federated else []
+            cells = [
+                f"{hit.relevance:.2f}",
+                escape(hit.id),
+                escape(hit.type),
+                *where,
+                "\n".join(lines),
+            ]
+            # Why made Text here: rich would parse each cell's markup twice (to measure the
+            # columns, then to draw them); the same Text either way, a quarter less work.
+            table.add_row(
+                *(stdout.render_str(cell, highlight=False, markup=True) for cell in cells)
+            )
+        stdout.print(table)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("recall")
     @handles_errors
@@ -219,80 +334,23 @@ def register(app: typer.Typer) -> None:
             return path_recall(
                 ctx, paths, query or "", k, store_only, as_json or output_format == "json"
             )
-        if query is None:
-            raise UsageError("Give a QUERY to recall, or --path FILE.")
-        if output_format not in FORMATS:
-            raise UsageError(
-                f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."
-            )
-        stores = current_stores(ctx, store_only)
-        result = recall(
-            RecallRequest(
-                store=stores[0][1],
-                query=query,
-                k=k,
-                mode=mode,
-                types=tuple(types),
-                tags=tuple(tags),
-                agent=agent,
-                include_archived=include_archived,
-                min_relevance=min_relevance,
-                include_superseded=include_superseded,
-                with_neighbours=with_neighbours,
-                since=since,
-                until=until,
-                as_of=as_of,
-                stores=stores,
-                explain=explain,
-            )
+        options = RecallOptions(
+            query=query,
+            k=k,
+            types=tuple(types),
+            tags=tuple(tags),
+            agent=agent,
+            mode=mode,
+            output_format=output_format,
+            include_archived=include_archived,
+            store_only=store_only,
+            min_relevance=min_relevance,
+            include_superseded=include_superseded,
+            with_neighbours=with_neighbours,
+            since=since,
+            until=until,
+            as_of=as_of,
+            explain=explain,
+            as_json=as_json,
         )
-        warn_problems(result.problems)
-        hits = result.hits
-        gates = {label: gate_for(each) for label, each in stores}
-        depth = max(len(hits), 1) * EXPLAIN_DEPTH
-        if as_json or output_format == "json":
-            listed = [{**hit.to_dict(), **_provenance(_gate(gates, hit), hit)} for hit in hits]
-            print_json({"hits": listed, "explain": result.explain(depth)} if explain else listed)
-            return
-        if explain:
-            print_explain(result.explain(depth))
-        if output_format == "context":
-            stdout.out(printable(context_block(query, hits, gates)), end="")
-        else:
-            if not hits:
-                stdout.print("No relevant memories.")
-                return
-            federated = len(stores) > 1
-            table = Table(box=None, pad_edge=False)
-            for column in ("relevance", "id", "type", *(["store"] if federated else []), "memory"):
-                table.add_column(column)
-            for hit in hits:
-                shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
-                # Why: a one-line memory's title is its body; printing both says it twice.
-                said = [] if " ".join(shown.split()) == " ".join(hit.title.split()) else [shown]
-                lines = [f"[bold]{escape(hit.title)}[/]", *map(escape, said), *_status_lines(hit)]
-                held = _gate(gates, hit).quarantine_reason(hit.memory)
-                if held:
-                    origin = escape(_gate(gates, hit).origin(hit.memory))
-                    lines.append(
-                        f"[bold red]QUARANTINED[/] (origin {origin}: {escape(held)}); "
-                        "never injected: memctl review"
-                    )
-                lines += [
-                    f"[dim]{'before' if n['offset'] < 0 else 'after'}: {escape(snippet(n['body']))}[/]"
-                    for n in hit.neighbours
-                ]
-                where = [getattr(hit, "store", "project")] if federated else []
-                cells = [
-                    f"{hit.relevance:.2f}",
-                    escape(hit.id),
-                    escape(hit.type),
-                    *where,
-                    "\n".join(lines),
-                ]
-                # Why made Text here: rich would parse each cell's markup twice (to measure the
-                # columns, then to draw them); the same Text either way, a quarter less work.
-                table.add_row(
-                    *(stdout.render_str(cell, highlight=False, markup=True) for cell in cells)
-                )
-            stdout.print(table)
+        answer_recall(options, lambda only: current_stores(ctx, only))

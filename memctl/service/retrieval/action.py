@@ -23,7 +23,7 @@ from memctl.service.retrieval.anchor_table import AnchorEntry, anchor_entries
 from memctl.store.files import max_file_bytes
 from memctl.store.parsed_memories import read_memory_kept
 
-HEADING = "## memctl: memories for what you are about to touch"
+HEADING = "## For what you are about to touch"
 STALE_NOTE = "Possibly outdated (the code they point at is gone; check before relying on them):"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 _PATH_SPLIT = re.compile(r"[/._\-\s]+|(?<=[a-z])(?=[A-Z])")
