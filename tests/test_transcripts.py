@@ -191,3 +191,42 @@ def test_file_that_is_not_utf8_is_reported(tmp_path):
     with pytest.raises(InvalidMemoryFile) as error:
         read_conversation_file(path)
     assert error.value.line == 2
+
+
+def test_what_memctl_injected_is_not_read_back_as_conversation():
+    """A private note memctl showed the agent must not come back through extraction."""
+    from memctl.core.fence import fence
+
+    notes = fence("- **Our staging password rotates on Mondays** (semantic, abc; origin user)")
+    lines = [
+        {"role": "user", "content": f"{notes}\nWe always squash-merge feature branches."},
+        {"role": "assistant", "content": f"Noted.\n{notes}"},
+    ]
+    turns = read_conversation("\n".join(json.dumps(line) for line in lines))
+    text = "\n".join(t.content for t in turns)
+    assert "squash-merge" in text and "Noted." in text
+    assert "staging password" not in text and "memctl-notes" not in text
+    plain = read_conversation(f"user: {notes} We deploy on Fridays")
+    assert [t.content for t in plain] == ["We deploy on Fridays"]
+
+
+@pytest.mark.usefixtures("fake_embedder")
+def test_extraction_never_turns_an_injected_private_note_into_a_project_memory(store):
+    from memctl import service
+    from memctl.core.fence import fence
+    from memctl.service.extraction import extract
+    from memctl.store.files import scan_files
+
+    secret = "We decided to always keep the on-call rota in Dana's private spreadsheet"
+    service.add_memory(store, secret, private=True)
+    notes = fence(f"- **{secret}** (semantic, abc; origin user)")
+    lines = [
+        {"role": "user", "content": f"{notes}\nWe decided to always squash-merge feature branches."}
+    ]
+    extract(store, read_conversation("\n".join(json.dumps(x) for x in lines)), use_llm=False)
+    outside_private = [
+        (store.root / rel).read_text(encoding="utf-8")
+        for rel in scan_files(store.root)
+        if not rel.startswith("private/")
+    ]
+    assert outside_private and not any("spreadsheet" in text for text in outside_private)

@@ -24,6 +24,7 @@ from typing import Any
 
 from memctl.core.conversation import Turn
 from memctl.core.errors import InvalidMemoryFile, MemctlError
+from memctl.core.fence import CLOSE, OPEN
 
 ROLE_ALIASES = {
     "user": "user",
@@ -56,6 +57,9 @@ _ROLE_LINE = re.compile(
     re.IGNORECASE,
 )
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# What memctl itself injected (core.fence): notes it already holds, private ones included, so
+# extraction must not write them again as new memories (a private note would become a project one).
+_MEMCTL_NOTES = re.compile(re.escape(OPEN) + r".*?(?:" + re.escape(CLOSE) + r"|\Z)", re.DOTALL)
 _COMMAND_TAG = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 
@@ -187,7 +191,7 @@ def _message_to_turn(entry: dict, source: str, line: int) -> Turn | None:
     role = _normalize_role(entry.get("role"), source, line)
     if "content" not in entry:
         raise InvalidMemoryFile(source, line, "message has no 'content'")
-    content = _content_text(entry["content"], source, line)
+    content = _without_memctl_notes(_content_text(entry["content"], source, line))
     if not content:
         return None
     return Turn(role, content, _timestamp(entry))
@@ -201,10 +205,14 @@ def _claude_entry_to_turn(entry: dict, source: str, line: int) -> Turn | None:
     message = entry["message"]
     role = _normalize_role(message.get("role", entry["type"]), source, line)
     content = _content_text(message.get("content", ""), source, line)
-    content = _clean_claude_text(content)
+    content = _without_memctl_notes(_clean_claude_text(content))
     if not content:
         return None
     return Turn(role, content, _timestamp(entry))
+
+
+def _without_memctl_notes(text: str) -> str:
+    return _MEMCTL_NOTES.sub("", text).strip() if OPEN in text else text
 
 
 def _normalize_role(value: Any, source: str, line: int) -> str:
@@ -265,12 +273,12 @@ def _read_plain_text(text: str) -> list[Turn]:
     lines: list[str] = []
 
     def flush() -> None:
-        content = "\n".join(lines).strip()
+        content = _without_memctl_notes("\n".join(lines).strip())
         if content:
             turns.append(Turn(role or "user", content))
 
     if not any(_ROLE_LINE.match(line) for line in text.splitlines()):
-        content = text.strip()
+        content = _without_memctl_notes(text.strip())
         return [Turn("user", content)] if content else []
     for line in text.splitlines():
         match = _ROLE_LINE.match(line)
