@@ -4,7 +4,7 @@ python -m benchmarks.action_time [--split dev|test|all] [--layout per-project|sh
                                  [--mirrors DIR] [--json OUT] [--set KEY=VALUE]
 
 benchmarks.project_tasks scores what the prompt hook shows for a task's prompt. A coding agent
-also gets the session-start context and, with issue 31, the memories anchored to each file it is
+also gets the session-start context and, at action time, the memories anchored to each file it is
 about to touch. Here each task is one session: SessionStart (with the `apply: always` rules),
 then the prompt, then one Edit tool call per file the task's commit touched (the PreToolUse
 hook). The three channels are scored as one union by benchmarks.project_tasks (its

@@ -1,4 +1,4 @@
-"""Hardening: the attacks and careless-user cases of issues 15 and 34, run with the real CLI,
+"""Hardening: the attacks and careless-user cases, run with the real CLI,
 before/after.
 
     python -m benchmarks.hardening --before /tmp/memctl-before --json hardening.json

@@ -1,4 +1,4 @@
-"""Hostile stores and privacy (issue 34): the cases benchmarks/hardening.py runs after its own.
+"""Hostile stores and privacy: the cases benchmarks/hardening.py runs after its own.
 
 Each case builds a fresh store, runs the real CLI in subprocesses (see hardening.Runner) and
 returns one sentence. FAST_CASES are the ones CI runs (tests/test_hardening_fast.py, ~30 s);
@@ -108,7 +108,7 @@ KINDS = ("markup-type", "markup-id", "markup-title", "latin1", "esc", "locked", 
 
 
 def seed_hostile(project: Path, kinds: tuple[str, ...] = KINDS) -> list[Path]:
-    """The hostile files of issue 34 (those of `kinds`) beside one good memory; their paths."""
+    """The hostile files (those of `kinds`) beside one good memory; their paths."""
     sem = project / ".memory/semantic"
     every = [
         _write(sem / "markup-type.md", '---\nid: markup1\ntype: "[/bold]"\n---\nType markup.\n'),
@@ -145,7 +145,7 @@ def seed_hostile(project: Path, kinds: tuple[str, ...] = KINDS) -> list[Path]:
 
 
 def hostile_store(r: Runner, kinds: tuple[str, ...] = KINDS) -> str:
-    """Every command of issue 34 on one store holding these hostile files at once."""
+    """Every command on one store holding these hostile files at once."""
     project = r.store("hostile-" + "-".join(kinds)[:40])
     hostile = seed_hostile(project, kinds)
     before = {p: p.read_bytes() for p in hostile if "locked" not in p.parts}
@@ -583,7 +583,7 @@ SLOW_CASES: list[tuple[str, Callable[[Runner], str]]] = [
     ("export with unreadable files", export_unreadable),
     ("private episodes, compact/decay/export, git", private_derivations),
     ("forget --query: sessions and task", forget_short_term),
-    ("redaction: issue 34 cases via import", redaction_cli),
+    ("redaction: new secret cases via import", redaction_cli),
     ("import 10,000 lines", import_many(10_000)),
     ("35 hand edits racing 35 merging adds", merge_race(35)),
     ("35 hand edits racing 35 merges in threads x3", merge_race_in_process(35, 3)),

@@ -1,4 +1,4 @@
-"""The redaction cases of issue 34: secrets that reached disk whole, and clean technical lines
+"""The redaction cases: secrets that reached disk whole, and clean technical lines
 that were altered. Also in tests/fixtures/redaction (positives.jsonl, clean.txt)."""
 
 from __future__ import annotations

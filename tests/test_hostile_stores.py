@@ -1,4 +1,4 @@
-"""Hostile stores and privacy (issue 34), case by case: what a teammate's branch can hold never
+"""Hostile stores and privacy, case by case: what a teammate's branch can hold never
 takes the store down, writes outside it, reaches the terminal raw, or leaks a private memory."""
 
 from __future__ import annotations

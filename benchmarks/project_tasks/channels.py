@@ -1,7 +1,7 @@
-"""Score what several channels injected per task, together and one by one (issue 31).
+"""Score what several channels injected per task, together and one by one.
 
 A coding agent gets memories from more than the prompt hook: the session-start context, and
-(issue 31) an action-time hook fed the files a task touches (each task's `touched`). Whoever
+an action-time hook fed the files a task touches (each task's `touched`). Whoever
 computes those injections hands them here as task id -> {channel: [memory ids, in order]}:
 
     from benchmarks.project_tasks.channels import score_injections

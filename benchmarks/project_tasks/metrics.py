@@ -6,7 +6,7 @@ a rule) share a need, and a need is met when any one of them is shown. Token cou
 own estimate (core.tokens), the one its hooks budget with.
 
 `score_shown` takes what several channels showed (prompt hook, session start, action time, ...)
-and scores their union, so the channels of issue 31 can be added without touching this module.
+and scores their union, so other channels (session start, action time) can be added without touching this module.
 """
 
 from __future__ import annotations

@@ -386,7 +386,7 @@ def _build_context(
         sync_index(user_store)
         from memctl.service.anchoring import of_this_project
 
-        here = of_this_project(store)  # another project's memories stay out (issue 31)
+        here = of_this_project(store)  # another project's memories stay out
         mine = [
             m
             for m in relevant_memories(user_store, used_query, None, limits[0], floor)
