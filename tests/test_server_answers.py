@@ -60,8 +60,13 @@ def project(tmp_path_factory):
 @pytest.fixture
 def own_project(tmp_path, monkeypatch):
     """A served store with an engine of its own, for a test that stops its engine."""
-    monkeypatch.setenv(RUNTIME_ENV, tempfile.mkdtemp(prefix="memctl-own-"))
-    yield from served_project(tmp_path)
+    # Why /tmp and not tmp_path: a socket path must stay under ~107 bytes.
+    runtime = tempfile.mkdtemp(prefix="memctl-own-")
+    monkeypatch.setenv(RUNTIME_ENV, runtime)
+    try:
+        yield from served_project(tmp_path)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def both_ways(project: Path, *args: str, stdin: bytes | None = None):
