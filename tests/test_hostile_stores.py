@@ -186,7 +186,8 @@ def test_compare_and_swap_refuses_a_file_changed_since_it_was_read(tmp_path):
 
 def test_merges_racing_hand_edits_lose_no_hand_edit(store, fake_embedder):
     """Threads merge into one memory while another saves hand edits to it, as an editor
-    does (read, change, atomic rename, no lock); every hand edit is still in the file."""
+    does (its buffer, atomic rename, no lock); no merge ever writes over a save, so the last
+    save (which holds every edit) is in the file."""
     from memctl.service.memories.add import rewrite_memory
 
     added = service.add_memory(store, "The billing service retries failed charges.", sync=False)
@@ -194,10 +195,13 @@ def test_merges_racing_hand_edits_lose_no_hand_edit(store, fake_embedder):
     edits, merges = 30, 30
 
     def hand_edits() -> None:
+        # An editor holds the file in its buffer and saves the whole buffer each time (it does
+        # not read the file again between saves, so memctl's merges in between are saved over).
+        buffer = added.path.read_text(encoding="utf-8").rstrip("\n")
         for n in range(edits):
-            raw = added.path.read_text(encoding="utf-8")
+            buffer += f"\nhand edit {n:03d}"
             tmp = added.path.with_name(".hand.tmp")
-            tmp.write_text(raw.rstrip("\n") + f"\nhand edit {n:03d}\n", encoding="utf-8")
+            tmp.write_text(buffer + "\n", encoding="utf-8")
             os.replace(tmp, added.path)
 
     def merge(n: int) -> None:
