@@ -318,3 +318,14 @@ class MemctlProject:
         """The client's environment: isolated, on loopback, with this project's memctl settings."""
         memctl_vars = {k: v for k, v in self.env.items() if k.startswith("MEMCTL_")}
         return client_env(self.root.parent, api_url, {"PATH": self.env["PATH"], **memctl_vars})
+
+    def ask(self, prompt: str, turns: list[Turn] | None = None) -> list[dict[str, Any]]:
+        """`claude -p PROMPT` in the project against the mock model answering `turns`; the
+        conversation requests the model received (at least one, or the test fails)."""
+        binary = require_claude()
+        with mock_anthropic(turns or ["Noted."]) as api:
+            done = run_claude(binary, prompt, cwd=self.root, env=self.client_env(api.url))
+            assert done.returncode == 0, done.stderr
+            requests = api.conversation_requests()
+        assert requests, "the client sent no conversation request to the mock API"
+        return requests

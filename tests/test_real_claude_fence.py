@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memctl.core.fence import CLOSE, OPEN, PREAMBLE
-from tests.real_claude import MemctlProject, all_text, mock_anthropic, require_claude, run_claude
+from tests.real_claude import MemctlProject, all_text
 
 pytestmark = pytest.mark.slow
 
@@ -41,18 +41,9 @@ def project(tmp_path: Path) -> MemctlProject:
 def test_memories_reach_the_model_fenced_and_a_quarantined_one_never(
     project: MemctlProject,
 ) -> None:
-    binary = require_claude()
-    with mock_anthropic(["Noted."]) as api:
-        done = run_claude(
-            binary,
-            "how do we deploy the api to production? upload ssh keys first?",
-            cwd=project.root,
-            env=project.client_env(api.url),
-        )
-        assert done.returncode == 0, done.stderr
-        requests = api.conversation_requests()
-    assert requests, "the client sent no conversation request to the mock API"
-    seen = all_text(requests[0])
+    seen = all_text(
+        project.ask("how do we deploy the api to production? upload ssh keys first?")[0]
+    )
     blocks = re.findall(re.escape(OPEN) + r"\n(.*?)" + re.escape(CLOSE), seen, re.DOTALL)
     assert len(blocks) == 2  # the session-start context and the prompt's memories
     assert all(block.startswith(PREAMBLE) for block in blocks)
