@@ -118,26 +118,40 @@ def score_session(session: Session, items: list[Item], work: Path) -> SessionRes
     return result
 
 
-def score_repeat(
-    repeat: Repeat, sessions: list[Session], items: dict[str, Item], work: Path
-) -> RepeatResult:
-    """Build the project's store from the sessions before the repeat, then replay up to it."""
+def score_repeats(
+    todo: list[Repeat], sessions: list[Session], items: dict[str, Item], work: Path
+) -> list[RepeatResult]:
+    """Per project: one store fed the project's sessions in order; before a session with a
+    repeat is fed, a copy of the store (holding only the earlier sessions) replays it."""
+    results: list[RepeatResult] = []
+    for project in sorted({sessions_by_id(sessions)[r.session].project for r in todo}):
+        ordered = sorted((s for s in sessions if s.project == project), key=lambda s: s.started)
+        root = work / "replay" / project
+        if root.exists():
+            shutil.rmtree(root)
+        store = fresh_store(root / "project")
+        last = max(i for i, s in enumerate(ordered) if any(r.session == s.id for r in todo))
+        for session in ordered[: last + 1]:
+            for repeat in (r for r in todo if r.session == session.id):
+                print(f"replay {repeat.session} to line {repeat.line}", file=sys.stderr, flush=True)
+                results.append(_replay_one(repeat, session, items[repeat.item], root))
+            ingest(store, transcript_path(session), session, root / "project")
+    return results
+
+
+def sessions_by_id(sessions: list[Session]) -> dict[str, Session]:
+    return {s.id: s for s in sessions}
+
+
+def _replay_one(repeat: Repeat, later: Session, item: Item, root: Path) -> RepeatResult:
     from benchmarks.sessions.replay import replay
     from memctl.core.tokens import estimate_tokens
 
-    later = next(s for s in sessions if s.id == repeat.session)
-    earlier = sorted(
-        (s for s in sessions if s.project == later.project and s.started < later.started),
-        key=lambda s: s.started,
-    )
-    project = work / "replay" / repeat.session.replace("/", "__")
-    if project.exists():
-        shutil.rmtree(project)
-    store = fresh_store(project)
-    for session in earlier:
-        ingest(store, transcript_path(session), session, project)
-    injections = replay(transcript_path(later), store, project, repeat.line)
-    item = items[repeat.item]
+    copy = root / f"at-{later.name}"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(root / "project", copy)
+    injections = replay(transcript_path(later), copy / ".memory", copy, repeat.line)
     mark, first = "no", None
     for injection in injections:
         got = grade(injection.text, item)
@@ -314,10 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_replay:
         ids = {s.id for s in chosen}
         todo = [r for r in repeats if r.session in ids]
-        for number, repeat in enumerate(todo, 1):
-            print(f"[{number}/{len(todo)}] replay {repeat.session} to line {repeat.line}",
-                  file=sys.stderr, flush=True)
-            repeat_results.append(score_repeat(repeat, chosen, by_id, work))
+        repeat_results = score_repeats(todo, chosen, by_id, work)
     summaries = {}
     for half in halves:
         mine = [r for r in results if r.session.half == half]
