@@ -53,7 +53,9 @@ class Session:
 
 def cache_dir() -> Path:
     base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memctl-bench", "sessions"
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+        "memctl-bench",
+        "sessions",
     )
     return Path(base)
 
@@ -98,7 +100,9 @@ def transcript_path(session: Session, cache: Path | None = None) -> Path:
     return target
 
 
-def available(sessions: list[Session], cache: Path | None = None) -> tuple[list[Session], list[str]]:
+def available(
+    sessions: list[Session], cache: Path | None = None
+) -> tuple[list[Session], list[str]]:
     """The sessions whose transcripts can be had now, and a message for each one that cannot."""
     ok: list[Session] = []
     missing: list[str] = []

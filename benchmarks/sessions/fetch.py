@@ -106,10 +106,18 @@ def check(sessions: list[Session], cache: Path, source: Path | None, mirror: Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.sessions.fetch", description=__doc__)
-    parser.add_argument("--check", action="store_true", help="rebuild all transcripts and verify hashes")
-    parser.add_argument("--from", dest="source", metavar="DIR", help="copy from DIR/<project>/<session>.jsonl")
-    parser.add_argument("--mirror", metavar="DIR", help="read from git mirrors DIR/<owner>+<name>/repo")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.sessions.fetch", description=__doc__
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="rebuild all transcripts and verify hashes"
+    )
+    parser.add_argument(
+        "--from", dest="source", metavar="DIR", help="copy from DIR/<project>/<session>.jsonl"
+    )
+    parser.add_argument(
+        "--mirror", metavar="DIR", help="read from git mirrors DIR/<owner>+<name>/repo"
+    )
     parser.add_argument("--cache", metavar="DIR", help="cache folder (default: see above)")
     args = parser.parse_args(argv)
     cache = Path(args.cache) if args.cache else cache_dir()

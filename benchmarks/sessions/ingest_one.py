@@ -55,7 +55,9 @@ def ingest(store_dir: Path, transcript: Path, session_id: str, cwd: str) -> dict
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale, 1),
         "outcome": outcome,
         "detail": detail,
-        "hook_log": log.read_text(encoding="utf-8", errors="replace")[-2000:] if log.exists() else "",
+        "hook_log": log.read_text(encoding="utf-8", errors="replace")[-2000:]
+        if log.exists()
+        else "",
     }
 
 

@@ -22,7 +22,9 @@ NARRATION = re.compile(
     r"|next,? i|looks like\b|found it\b|got it\b|sure\b)",
     re.IGNORECASE,
 )
-_LABEL = re.compile(r"^(?:[-*>#\s]+|\d+[.)]\s+)*(?:\*\*)?(?:user|assistant|human|agent)(?:\*\*)?:\s*", re.I)
+_LABEL = re.compile(
+    r"^(?:[-*>#\s]+|\d+[.)]\s+)*(?:\*\*)?(?:user|assistant|human|agent)(?:\*\*)?:\s*", re.I
+)
 _LEAD = re.compile(r"^(?:[-*>#\s]+|\d+[.)]\s+)+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 

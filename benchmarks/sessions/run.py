@@ -174,10 +174,11 @@ def _ratio(part: float, whole: float) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def summarize(results: list[SessionResult], repeats: list[RepeatResult]) -> dict[str, Any]:
+def summarize(
+    results: list[SessionResult], repeats: list[RepeatResult], kind_of: dict[str, str]
+) -> dict[str, Any]:
     grades = [(r.session.id, item_id, mark) for r in results for item_id, mark in r.grades.items()]
     kinds: dict[str, Counter] = defaultdict(Counter)
-    kind_of = {i.id: i.kind for i in load_labels()[0]}
     total: Counter = Counter()
     for _, item_id, mark in grades:
         kinds[kind_of[item_id]][mark] += 1
@@ -250,20 +251,26 @@ ROWS = [
     ("items labelled", lambda s: str(s["items"])),
     ("item recall: yes", lambda s: _pct(s["recall_yes"])),
     ("item recall: yes or partly", lambda s: _pct(s["recall_any"])),
-    *[
-        (f"  {kind} (yes, of n)", lambda s, k=kind: _kind(s, k))
-        for kind in KINDS
-    ],
+    *[(f"  {kind} (yes, of n)", lambda s, k=kind: _kind(s, k)) for kind in KINDS],
     ("memories written", lambda s: str(s["memories"])),
-    ("  useful / partly / noise / wrong", lambda s: f"{s['useful']} / {s['partly_useful']} / {s['noise']} / {s['wrong']}"),
+    (
+        "  useful / partly / noise / wrong",
+        lambda s: f"{s['useful']} / {s['partly_useful']} / {s['noise']} / {s['wrong']}",
+    ),
     ("precision (useful / written)", lambda s: _pct(s["precision"])),
     ("narration share of sentences", lambda s: _pct(s["narration_share"])),
     ("quarantined (of written)", lambda s: f"{s['quarantined']} ({_pct(s['quarantine_share'])})"),
     ("  of them useful", lambda s: str(s["useful_quarantined"])),
-    ("repeats pre-empted", lambda s: f"{s['repeats_preempted']} of {s['repeats']} (+{s['repeats_partly']} partly)"),
+    (
+        "repeats pre-empted",
+        lambda s: f"{s['repeats_preempted']} of {s['repeats']} (+{s['repeats_partly']} partly)",
+    ),
     ("tokens injected per replay", lambda s: str(s["tokens_injected_per_replay"])),
     ("  of them at session start", lambda s: str(s["session_start_tokens"])),
-    ("ingest s (median / max)", lambda s: f"{s['ingest_seconds_median']} / {s['ingest_seconds_max']}"),
+    (
+        "ingest s (median / max)",
+        lambda s: f"{s['ingest_seconds_median']} / {s['ingest_seconds_max']}",
+    ),
     ("peak MB (median / max)", lambda s: f"{s['peak_rss_mb_median']} / {s['peak_rss_mb_max']}"),
     ("largest transcript MB", lambda s: str(s["largest_transcript_mb"])),
     ("ingest errors", lambda s: str(len(s["ingest_errors"]))),
@@ -299,7 +306,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--half", choices=("dev", "test", "all"), default="all")
     parser.add_argument("--json", metavar="OUT", help="write every figure to this JSON file")
-    parser.add_argument("--workdir", metavar="DIR", help="keep the stores here (default: a temp dir)")
+    parser.add_argument(
+        "--workdir", metavar="DIR", help="keep the stores here (default: a temp dir)"
+    )
     parser.add_argument("--project", action="append", help="only this project (repeatable)")
     parser.add_argument("--no-replay", action="store_true", help="skip the repeats replay")
     parser.add_argument("--manifest", metavar="FILE", help=argparse.SUPPRESS)
@@ -333,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     for half in halves:
         mine = [r for r in results if r.session.half == half]
         reps = [r for r in repeat_results if _half_of(r.repeat.session, chosen) == half]
-        summaries[half] = summarize(mine, reps)
+        summaries[half] = summarize(mine, reps, {i.id: i.kind for i in items})
     print(table(summaries))
     if args.json:
         report = {
@@ -363,7 +372,9 @@ def main(argv: list[str] | None = None) -> int:
                 for r in repeat_results
             ],
         }
-        Path(args.json).write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8"
+        )
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
     return 0

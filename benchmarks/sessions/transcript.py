@@ -84,7 +84,9 @@ def _result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
         )
     return ""
 
@@ -113,7 +115,9 @@ def events(path: Path) -> list[Event]:
                         number,
                         "tool",
                         tool=str(block.get("name") or ""),
-                        tool_input=block.get("input") if isinstance(block.get("input"), dict) else {},
+                        tool_input=block.get("input")
+                        if isinstance(block.get("input"), dict)
+                        else {},
                         tool_use_id=str(block.get("id") or ""),
                         timestamp=stamp,
                     )
