@@ -192,6 +192,7 @@ def summarize(
     )
     seconds = [r.ingest.get("seconds", 0) for r in results]
     rss = [r.ingest.get("peak_rss_mb", 0) for r in results]
+    cpu = [r.ingest["cpu_seconds"] for r in results if "cpu_seconds" in r.ingest]
     errors = [r.session.id for r in results if r.ingest.get("outcome") != "ok"]
     sentences_total = sum(r.sentences for r in results)
     narration = sum(r.narration for r in results)
@@ -237,6 +238,8 @@ def summarize(
         else None,
         "ingest_seconds_median": round(statistics.median(seconds), 2) if seconds else None,
         "ingest_seconds_max": round(max(seconds), 2) if seconds else None,
+        "ingest_cpu_seconds_median": round(statistics.median(cpu), 2) if cpu else None,
+        "ingest_cpu_seconds_max": round(max(cpu), 2) if cpu else None,
         "peak_rss_mb_median": round(statistics.median(rss), 1) if rss else None,
         "peak_rss_mb_max": round(max(rss), 1) if rss else None,
         "largest_transcript_mb": round(max(r.session.bytes for r in results) / 1e6, 2)
@@ -270,6 +273,10 @@ ROWS = [
     (
         "ingest s (median / max)",
         lambda s: f"{s['ingest_seconds_median']} / {s['ingest_seconds_max']}",
+    ),
+    (
+        "ingest CPU s (median / max)",
+        lambda s: f"{s['ingest_cpu_seconds_median']} / {s['ingest_cpu_seconds_max']}",
     ),
     ("peak MB (median / max)", lambda s: f"{s['peak_rss_mb_median']} / {s['peak_rss_mb_max']}"),
     ("largest transcript MB", lambda s: str(s["largest_transcript_mb"])),
