@@ -375,6 +375,7 @@ def main(argv: list[str] | None = None) -> int:
                     "first_line": r.first_line,
                     "injections": r.injections,
                     "tokens": r.tokens,
+                    "start_tokens": r.start_tokens,
                 }
                 for r in repeat_results
             ],
