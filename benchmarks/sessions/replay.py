@@ -63,8 +63,26 @@ def call_hook(event: str, payload: dict, store: Path, project: Path) -> str:
     return _context_of(output)
 
 
+def warm_up(store: Path, project: Path) -> None:
+    """Load the model and the index in this process before the replay, outside any hook budget.
+
+    The hooks are thin clients of a resident engine that keeps the model loaded; replaying them
+    in a fresh process would otherwise spend the first hook's whole budget loading it."""
+    from memctl.agents.claude_code import normalize_payload
+    from memctl.agents.claude_code_events import prompt_context, session_start_context
+    from memctl.config import open_store
+
+    opened = open_store(store)
+    base = {"session_id": "warm-up", "cwd": str(project)}
+    start = normalize_payload(json.dumps({**base, "hook_event_name": "SessionStart"}))
+    session_start_context(opened, start)
+    ask = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "how do we run the tests here?"}
+    prompt_context(opened, normalize_payload(json.dumps(ask)))
+
+
 def replay(transcript: Path, store: Path, project: Path, stop_line: int) -> list[Injection]:
     """Every non-empty injection from session start up to (not including) `stop_line`."""
+    warm_up(store, project)
     meta = session_meta(transcript)
     session_id = f"replay-{meta['session_id']}"
     old_root, new_root = meta["cwd"], str(project)

@@ -318,6 +318,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--project", action="append", help="only this project (repeatable)")
     parser.add_argument("--no-replay", action="store_true", help="skip the repeats replay")
+    parser.add_argument(
+        "--replay-only",
+        action="store_true",
+        help="only the repeats replay (no per-session scoring)",
+    )
     parser.add_argument("--manifest", metavar="FILE", help=argparse.SUPPRESS)
     parser.add_argument("--labels", metavar="DIR", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -337,8 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="memctl-sessions-"))
     by_id = {item.id: item for item in items}
     results: list[SessionResult] = []
-    for number, session in enumerate(sorted(chosen, key=lambda s: (s.project, s.started)), 1):
-        print(f"[{number}/{len(chosen)}] ingest {session.id}", file=sys.stderr, flush=True)
+    scored = [] if args.replay_only else sorted(chosen, key=lambda s: (s.project, s.started))
+    for number, session in enumerate(scored, 1):
+        print(f"[{number}/{len(scored)}] ingest {session.id}", file=sys.stderr, flush=True)
         results.append(score_session(session, items, work))
     repeat_results: list[RepeatResult] = []
     if not args.no_replay:
