@@ -28,6 +28,9 @@ class SessionResult:
     ingest: dict[str, Any]
     memories: list[dict[str, Any]] = field(default_factory=list)
     grades: dict[str, str] = field(default_factory=dict)  # item id -> yes | partly | no
+    reachable: dict[str, str] = field(
+        default_factory=dict
+    )  # the same, quarantined memories left out
     sentences: int = 0
     narration: int = 0
 
@@ -81,16 +84,28 @@ def memory_text(memory: Any) -> str:
     return f"{memory.title}\n{memory.body}"
 
 
-def score_session(session: Session, items: list[Item], work: Path) -> SessionResult:
+def score_session(
+    session: Session, items: list[Item], work: Path, reuse: bool = False
+) -> SessionResult:
+    """Ingest the session into a fresh store (or, with `reuse`, take the store and figures an
+    earlier run left in `work`) and judge what it wrote."""
     transcript = transcript_path(session)
     project = work / "ingest" / session.id.replace("/", "__")
-    if project.exists():
-        shutil.rmtree(project)
-    store = fresh_store(project)
-    result = SessionResult(session, ingest(store, transcript, session, project))
+    figures = project / "ingest.json"
+    if reuse and figures.is_file():
+        store = project / ".memory"
+        measured = json.loads(figures.read_text(encoding="utf-8"))
+    else:
+        if project.exists():
+            shutil.rmtree(project)
+        store = fresh_store(project)
+        measured = ingest(store, transcript, session, project)
+        figures.write_text(json.dumps(measured), encoding="utf-8")
+    result = SessionResult(session, measured)
     mine = [item for item in items if item.session == session.id]
     current = [item for item in mine if not item.refuted]
     best: dict[str, str] = {item.id: "no" for item in current}
+    reachable: dict[str, str] = {item.id: "no" for item in current}
     for memory, quarantined in written(store):
         text = memory_text(memory)
         verdict = judge_memory(text, mine)
@@ -112,10 +127,17 @@ def score_session(session: Session, items: list[Item], work: Path) -> SessionRes
         )
         for item in current:
             mark = grade(text, item)
-            if mark == "yes" or (mark == "partly" and best[item.id] == "no"):
-                best[item.id] = mark
+            _better(best, item.id, mark)
+            if not quarantined:
+                _better(reachable, item.id, mark)
     result.grades = best
+    result.reachable = reachable
     return result
+
+
+def _better(marks: dict[str, str], item_id: str, mark: str) -> None:
+    if mark == "yes" or (mark == "partly" and marks[item_id] == "no"):
+        marks[item_id] = mark
 
 
 def score_repeats(
@@ -184,6 +206,7 @@ def summarize(
         kinds[kind_of[item_id]][mark] += 1
         total[mark] += 1
     n_items = sum(total.values())
+    reach = Counter(mark for r in results for mark in r.reachable.values())
     verdicts = Counter(m["verdict"] for r in results for m in r.memories)
     memories = sum(verdicts.values())
     quarantined = sum(1 for r in results for m in r.memories if m["quarantined"])
@@ -204,6 +227,7 @@ def summarize(
         "recall_yes": _ratio(total["yes"], n_items),
         "recall_partly": _ratio(total["partly"], n_items),
         "recall_any": _ratio(total["yes"] + total["partly"], n_items),
+        "recall_reachable_yes": _ratio(reach["yes"], n_items),
         "by_kind": {
             kind: {
                 "items": sum(kinds[kind].values()),
@@ -254,6 +278,7 @@ ROWS = [
     ("items labelled", lambda s: str(s["items"])),
     ("item recall: yes", lambda s: _pct(s["recall_yes"])),
     ("item recall: yes or partly", lambda s: _pct(s["recall_any"])),
+    ("item recall: yes, not quarantined", lambda s: _pct(s["recall_reachable_yes"])),
     *[(f"  {kind} (yes, of n)", lambda s, k=kind: _kind(s, k)) for kind in KINDS],
     ("memories written", lambda s: str(s["memories"])),
     (
@@ -319,6 +344,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--project", action="append", help="only this project (repeatable)")
     parser.add_argument("--no-replay", action="store_true", help="skip the repeats replay")
     parser.add_argument(
+        "--reuse-stores",
+        action="store_true",
+        help="with --workdir: judge the stores an earlier run left there instead of ingesting again",
+    )
+    parser.add_argument(
         "--replay-only",
         action="store_true",
         help="only the repeats replay (no per-session scoring)",
@@ -345,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     scored = [] if args.replay_only else sorted(chosen, key=lambda s: (s.project, s.started))
     for number, session in enumerate(scored, 1):
         print(f"[{number}/{len(scored)}] ingest {session.id}", file=sys.stderr, flush=True)
-        results.append(score_session(session, items, work))
+        results.append(score_session(session, items, work, reuse=args.reuse_stores))
     repeat_results: list[RepeatResult] = []
     if not args.no_replay:
         ids = {s.id for s in chosen}
@@ -366,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
                     "half": r.session.half,
                     "ingest": r.ingest,
                     "grades": r.grades,
+                    "reachable": r.reachable,
                     "memories": r.memories,
                     "sentences": r.sentences,
                     "narration": r.narration,
