@@ -153,11 +153,12 @@ def score_repeats(
             shutil.rmtree(root)
         store = fresh_store(root / "project")
         last = max(i for i, s in enumerate(ordered) if any(r.session == s.id for r in todo))
-        for session in ordered[: last + 1]:
+        for index, session in enumerate(ordered[: last + 1]):
             for repeat in (r for r in todo if r.session == session.id):
                 print(f"replay {repeat.session} to line {repeat.line}", file=sys.stderr, flush=True)
                 results.append(_replay_one(repeat, session, items[repeat.item], root))
-            ingest(store, transcript_path(session), session, root / "project")
+            if index < last:  # Why: no later replay needs the last one's memories
+                ingest(store, transcript_path(session), session, root / "project")
     return results
 
 
