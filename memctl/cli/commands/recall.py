@@ -246,111 +246,111 @@ def answer_recall(
         stdout.print(table)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("recall")
-    @handles_errors
-    def recall_command(
-        ctx: typer.Context,
-        query: str = typer.Argument(
-            None,
-            help="What you want to remember, in your own words or an exact identifier.",
-            metavar="QUERY",
-        ),
-        paths: list[str] = typer.Option(
-            [],
-            "--path",
-            help="A file about to be touched: the memories anchored to it and the best "
-            "matches for it (as the action-time hook injects them); repeatable.",
-        ),
-        k: int = typer.Option(
-            None,
-            "-k",
-            "--limit",
-            help="How many memories to return, best first, related or not (unless "
-            "--min-relevance is given). Without -k: up to recall.k (5), only those above "
-            "recall.min_relevance.",
-        ),
-        types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
-        tags: list[str] = typer.Option(
-            [], "--tag", help="Only memories with this tag; repeatable."
-        ),
-        agent: str = typer.Option(None, "--agent", help="Only memories written by this agent."),
-        mode: str = typer.Option("hybrid", "--mode", help=f"Retrieval: {', '.join(MODES)}."),
-        output_format: str = typer.Option(
-            "table", "--format", "-f", help=f"Output: {', '.join(FORMATS)}."
-        ),
-        include_archived: bool = typer.Option(
-            False, "--include-archived", help="Also search archive/."
-        ),
-        store_only: bool = store_only_option(),
-        min_relevance: float = typer.Option(
-            None,
-            "--min-relevance",
-            help="Leave out memories less relevant than this, 0-1 (config recall.min_relevance).",
-        ),
-        include_superseded: bool = typer.Option(
-            False,
-            "--include-superseded",
-            help="Also show memories a newer one superseded (marked as such).",
-        ),
-        with_neighbours: bool = typer.Option(
-            False,
-            "--with-neighbours",
-            help="Show the memories written just before and after each hit in its session.",
-        ),
-        since: str = typer.Option(
-            None,
-            "--since",
-            help="Only memories dated at or after this (ISO 8601, e.g. 2025-05-01).",
-        ),
-        until: str = typer.Option(None, "--until", help="Only memories dated before this."),
-        as_of: str = typer.Option(
-            None,
-            "--as-of",
-            help="The date time words in the query count from ('last week'); default now.",
-        ),
-        explain: bool = typer.Option(
-            False,
-            "--explain",
-            help="Also show each candidate's score after each ranking stage, its relevance and "
-            "why it was cut (with --json: an object with 'hits' and 'explain'). See docs/recall-pipeline.md.",
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    ) -> None:
-        """Find memories by meaning and by exact words (vector + BM25, fused).
+@handles_errors
+def recall_command(
+    ctx: typer.Context,
+    query: str = typer.Argument(
+        None,
+        help="What you want to remember, in your own words or an exact identifier.",
+        metavar="QUERY",
+    ),
+    paths: list[str] = typer.Option(
+        [],
+        "--path",
+        help="A file about to be touched: the memories anchored to it and the best "
+        "matches for it (as the action-time hook injects them); repeatable.",
+    ),
+    k: int = typer.Option(
+        None,
+        "-k",
+        "--limit",
+        help="How many memories to return, best first, related or not (unless "
+        "--min-relevance is given). Without -k: up to recall.k (5), only those above "
+        "recall.min_relevance.",
+    ),
+    types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
+    tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag; repeatable."),
+    agent: str = typer.Option(None, "--agent", help="Only memories written by this agent."),
+    mode: str = typer.Option("hybrid", "--mode", help=f"Retrieval: {', '.join(MODES)}."),
+    output_format: str = typer.Option(
+        "table", "--format", "-f", help=f"Output: {', '.join(FORMATS)}."
+    ),
+    include_archived: bool = typer.Option(
+        False, "--include-archived", help="Also search archive/."
+    ),
+    store_only: bool = store_only_option(),
+    min_relevance: float = typer.Option(
+        None,
+        "--min-relevance",
+        help="Leave out memories less relevant than this, 0-1 (config recall.min_relevance).",
+    ),
+    include_superseded: bool = typer.Option(
+        False,
+        "--include-superseded",
+        help="Also show memories a newer one superseded (marked as such).",
+    ),
+    with_neighbours: bool = typer.Option(
+        False,
+        "--with-neighbours",
+        help="Show the memories written just before and after each hit in its session.",
+    ),
+    since: str = typer.Option(
+        None,
+        "--since",
+        help="Only memories dated at or after this (ISO 8601, e.g. 2025-05-01).",
+    ),
+    until: str = typer.Option(None, "--until", help="Only memories dated before this."),
+    as_of: str = typer.Option(
+        None,
+        "--as-of",
+        help="The date time words in the query count from ('last week'); default now.",
+    ),
+    explain: bool = typer.Option(
+        False,
+        "--explain",
+        help="Also show each candidate's score after each ranking stage, its relevance and "
+        "why it was cut (with --json: an object with 'hits' and 'explain'). See docs/recall-pipeline.md.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+) -> None:
+    """Find memories by meaning and by exact words (vector + BM25, fused).
 
-        Without -k, at most recall.k memories and only those relevant enough: a query nothing
-        in the store is about returns nothing. With -k N, the N best (each with its relevance). Time words in the query ("last week", "between May 3 and May 9",
-        "mid-August", "last summer", 上周, 5月初) favour memories of that time; --since and
-        --until keep only those. In a conversation stored turn by turn ("Caroline: ..."), a
-        question naming one speaker favours that speaker's own turns. Asked when or where
-        ("When did we move CI?", 哪里), memories that say a time or a place rank higher.
-        --explain shows how each candidate ranked, stage by stage (docs/recall-pipeline.md).
-        Example: memctl recall "how do we deploy" -k 3 --format context
-        """
-        if paths:
-            from memctl.cli.commands.anchors import path_recall
+    Without -k, at most recall.k memories and only those relevant enough: a query nothing
+    in the store is about returns nothing. With -k N, the N best (each with its relevance). Time words in the query ("last week", "between May 3 and May 9",
+    "mid-August", "last summer", 上周, 5月初) favour memories of that time; --since and
+    --until keep only those. In a conversation stored turn by turn ("Caroline: ..."), a
+    question naming one speaker favours that speaker's own turns. Asked when or where
+    ("When did we move CI?", 哪里), memories that say a time or a place rank higher.
+    --explain shows how each candidate ranked, stage by stage (docs/recall-pipeline.md).
+    Example: memctl recall "how do we deploy" -k 3 --format context
+    """
+    if paths:
+        from memctl.cli.commands.anchors import path_recall
 
-            return path_recall(
-                ctx, paths, query or "", k, store_only, as_json or output_format == "json"
-            )
-        options = RecallOptions(
-            query=query,
-            k=k,
-            types=tuple(types),
-            tags=tuple(tags),
-            agent=agent,
-            mode=mode,
-            output_format=output_format,
-            include_archived=include_archived,
-            store_only=store_only,
-            min_relevance=min_relevance,
-            include_superseded=include_superseded,
-            with_neighbours=with_neighbours,
-            since=since,
-            until=until,
-            as_of=as_of,
-            explain=explain,
-            as_json=as_json,
+        return path_recall(
+            ctx, paths, query or "", k, store_only, as_json or output_format == "json"
         )
-        answer_recall(options, lambda only: current_stores(ctx, only))
+    options = RecallOptions(
+        query=query,
+        k=k,
+        types=tuple(types),
+        tags=tuple(tags),
+        agent=agent,
+        mode=mode,
+        output_format=output_format,
+        include_archived=include_archived,
+        store_only=store_only,
+        min_relevance=min_relevance,
+        include_superseded=include_superseded,
+        with_neighbours=with_neighbours,
+        since=since,
+        until=until,
+        as_of=as_of,
+        explain=explain,
+        as_json=as_json,
+    )
+    answer_recall(options, lambda only: current_stores(ctx, only))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recall")(recall_command)
