@@ -209,10 +209,14 @@ def recall_tool(store: Store, **fields: Any) -> list[dict]:
 def hit_items(hits: list, stores: list[tuple[str, Store]]) -> list[dict]:
     """The hits as JSON (Hit.to_dict, with origin), quarantined ones left out: what a tool
     returns enters the agent's context."""
+    from memctl.core.provenance import trust_of
     from memctl.service.provenance import gate_for, injectable
 
     gates = {label: gate_for(each) for label, each in stores}
-    return [{**hit.to_dict(), "origin": origin} for hit, origin in injectable(hits, gates)]
+    return [
+        {**hit.to_dict(), "origin": origin, "trust": trust_of(origin)}
+        for hit, origin in injectable(hits, gates)
+    ]
 
 
 def add_tool(
@@ -355,4 +359,4 @@ def action_items(store, paths: list[str], text: str, k: int, include_private: bo
             include_private=include_private,
         ),
     )
-    return [{**item.to_dict(), "body": item.body} for item in [*result.items, *result.stale]]
+    return [item.to_dict() for item in [*result.items, *result.stale]]
