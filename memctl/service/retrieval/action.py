@@ -16,6 +16,7 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.anchors import command_matches, path_matches, staleness
+from memctl.core.history import agent_body
 from memctl.core.hook_blocks import BlockItem, fit_block
 from memctl.core.tokens import estimate_tokens
 from memctl.service.anchoring import code_tree, project_of
@@ -170,7 +171,7 @@ def _item(store: Store, label: str, entry: AnchorEntry, via: str, why: str) -> A
     except Exception:  # noqa: BLE001 - a file gone or broken since the table was read
         return None
     return ActionItem(
-        entry.id, entry.title, entry.type, memory.body, label, via, why, memory=memory
+        entry.id, entry.title, entry.type, agent_body(memory.body), label, via, why, memory=memory
     )
 
 
@@ -218,7 +219,7 @@ def _matches(
                 hit.id,
                 hit.title,
                 hit.type,
-                hit.body,
+                agent_body(hit.body),
                 store_label,
                 "match",
                 "",

@@ -19,6 +19,7 @@ from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.federation import interleave_by_rank
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.history import agent_body
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
@@ -74,7 +75,7 @@ class ContextResult:
 def flatten_body(body: str) -> str:
     """A memory body on one line: section names as labels, list items joined, sources dropped."""
     pieces = []
-    for name, text in markdown_sections(body).items():
+    for name, text in markdown_sections(agent_body(body)).items():
         if not text or name == "Sources":
             continue
         lines = [line.strip().lstrip("-*").strip() for line in text.splitlines() if line.strip()]
@@ -309,7 +310,7 @@ def _memory_part(rank: int, item: Recalled) -> Part:
         f"via {', '.join(origins)}{mine})"
     )
     title = neutralise(memory.display_title)
-    body = flatten_body(neutralise(memory.body))
+    body = flatten_body(neutralise(agent_body(memory.body)))
     if body.startswith(title.rstrip("…").rstrip()):
         # A memory without its own title: its text is the headline.
         levels = [f"- {clip(body, 700)} {about}", f"- {clip(body, 160)} {about}", ""]
@@ -324,7 +325,7 @@ def _memory_part(rank: int, item: Recalled) -> Part:
 
 
 def _fact_part(rank: int, memory: Memory, gate: Gate, store: str | None = None) -> Part:
-    text = flatten_body(neutralise(memory.body)) or neutralise(memory.display_title)
+    text = flatten_body(neutralise(agent_body(memory.body))) or neutralise(memory.display_title)
     mine = ", user store" if store == "user" else ""
     label = note_label(gate.origin(memory), _day(memory))
     line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g}, {label}{mine})"

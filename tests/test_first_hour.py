@@ -1,0 +1,63 @@
+"""What a new user meets in the first hour: what reaches the agent is true now, the commands
+check what they write, and what they say is exact."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from memctl import service
+from memctl.agents.claude_code import HookPayload
+from memctl.agents.claude_code_events import prompt_context
+from memctl.cli.app import app
+
+runner = CliRunner()
+
+REPLACED = """---
+id: 1m8j0rskz6kt
+title: We deploy with make ship now
+type: procedural
+tags:
+- deploy
+importance: 0.5
+confidence: 0.8
+source: corrected_memory
+scope: project
+created: '2026-11-28T21:25:22Z'
+updated: '2026-11-28T21:25:23Z'
+version: 2
+subject: fact:deploy
+commands:
+- make ship
+---
+
+We deploy with make ship now, then watch the rollout dashboard.
+
+## History
+
+- 2026-11-28T21:25:23Z replaced (confidence 0.80, source explicit_user_input): We deploy with make release, then promote the rollout
+"""
+
+
+def cli(store, *args: str):
+    return runner.invoke(app, ["--store", str(store.root), *args])
+
+
+def test_a_replaced_value_never_reaches_the_agent_but_show_keeps_it(
+    store, write_file, fake_embedder
+):
+    write_file("procedural/deploy-1m8j0rskz6kt.md", REPLACED)
+    service.sync_index(store)
+    prompt = prompt_context(
+        store,
+        HookPayload(event="UserPromptSubmit", session_id="s1", prompt="how do we deploy with make"),
+    )
+    context = cli(store, "context", "how do we deploy with make")
+    assert "make ship" in prompt and "make ship" in context.stdout
+    for shown in (prompt, context.stdout):
+        assert "make release" not in shown and "History" not in shown and "replaced" not in shown
+
+    from memctl.service.retrieval.action import ActionRequest, action_recall
+
+    acted = action_recall([("project", store)], ActionRequest(commands=("make ship",), budget=2000))
+    assert acted.items and all("make release" not in item.body for item in acted.items)
+    assert "make release" in cli(store, "show", "1m8j0rskz6kt").stdout
