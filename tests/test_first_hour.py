@@ -61,3 +61,21 @@ def test_a_replaced_value_never_reaches_the_agent_but_show_keeps_it(
     acted = action_recall([("project", store)], ActionRequest(commands=("make ship",), budget=2000))
     assert acted.items and all("make release" not in item.body for item in acted.items)
     assert "make release" in cli(store, "show", "1m8j0rskz6kt").stdout
+
+
+def test_add_keeps_a_short_rule_a_person_asks_for(store, fake_embedder):
+    for rule in ("Use pnpm", "Node 20 only", "No ORMs.", "ok thanks"):
+        added = cli(store, "add", rule, "--no-dedup")
+        assert added.exit_code == 0, added.output
+        assert added.stdout.startswith("Added ")
+    listed = cli(store, "list").stdout
+    assert "Use pnpm" in listed and "No ORMs." in listed and "4 memories" in listed
+
+
+def test_add_says_when_it_made_a_rule_apply_always(store, fake_embedder):
+    said = cli(store, "add", "Before committing, always run make fmt").stdout
+    assert "Applies always" in said and "--apply auto" in said
+    chosen = cli(store, "add", "Before pushing, always run make lint", "--apply", "always")
+    assert "Applies always" not in chosen.stdout  # the person chose it: nothing to explain
+    plain = cli(store, "add", "The billing service is written in Go").stdout
+    assert "Applies always" not in plain
