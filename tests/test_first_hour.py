@@ -79,3 +79,44 @@ def test_add_says_when_it_made_a_rule_apply_always(store, fake_embedder):
     assert "Applies always" not in chosen.stdout  # the person chose it: nothing to explain
     plain = cli(store, "add", "The billing service is written in Go").stdout
     assert "Applies always" not in plain
+
+
+def test_a_long_word_is_not_copied_into_a_derived_field(store, fake_embedder):
+    from memctl.config import with_overrides
+
+    small = with_overrides(store, {"limits": {"max_file_bytes": 65536}})
+    text = "Set the flag " + "x" * 40_000 + " now"
+    added = service.add_memory(small, text, type="semantic")
+    size = added.path.stat().st_size
+    assert size < 65536 and size < 2 * 40_000
+    listing = service.list_memories(small)
+    assert [m.id for _, m in listing.memories] == [added.memory.id] and not listing.problems
+
+
+def test_a_file_over_the_limit_is_refused_before_anything_is_written(store, fake_embedder):
+    from memctl.config import with_overrides
+    from memctl.core.input_limits import InputRefused
+
+    small = with_overrides(store, {"limits": {"max_file_bytes": 16384}})
+    tags = [f"tag-{n}-" + "t" * 90 for n in range(100)]  # 10 KB of tags beside 8 KB of text
+    before = sorted(p.name for p in store.root.rglob("*.md"))
+    try:
+        service.add_memory(small, "The release notes. " * 420, tags=tags, dedup=False)
+    except InputRefused as refused:
+        assert "limits.max_file_bytes" in str(refused) and "Nothing was written" in str(refused)
+    else:
+        raise AssertionError("a file over limits.max_file_bytes was written")
+    assert sorted(p.name for p in store.root.rglob("*.md")) == before
+
+
+def test_a_cut_title_is_stored_without_an_ellipsis_and_recall_says_it_once(store, fake_embedder):
+    text = (
+        "Kubernetes rollouts are promoted with kubectl argo rollouts promote api after the "
+        "canary dashboards stay green for ten minutes"
+    )
+    added = service.add_memory(store, text)
+    raw = added.path.read_text(encoding="utf-8")
+    title = added.memory.title
+    assert "…" not in raw and text.startswith(title) and len(title) <= 80
+    shown = cli(store, "recall", "kubernetes rollouts canary").stdout
+    assert " ".join(shown.split()).count("promote api") == 1, shown

@@ -316,10 +316,26 @@ def _check_limits(store: Store, pending: list[_Pending], path: Path) -> None:
     for item in pending:
         try:
             check_fields(store, item.text, item.fields)
+            _check_file_bytes(store, item)
         except InputRefused as exc:
             problems.append(InvalidMemoryFile(path, item.line, str(exc)))
     if problems:
         raise ImportRefused(problems)
+
+
+def _check_file_bytes(store: Store, item: _Pending) -> None:
+    """The file the item would make, every derived field included, fits the reader's limit."""
+    from memctl.core.frontmatter import render_memory
+    from memctl.core.input_limits import check_file_size
+    from memctl.store.files import max_file_bytes
+
+    try:
+        memory = build_memory(item.text, **item.fields)
+    except InputRefused:
+        raise
+    except MemctlError:
+        return  # Why: a bad field is reported with its line where the item is written
+    check_file_size(render_memory(memory), max_file_bytes(store), "The item")
 
 
 def _accepted_items(
