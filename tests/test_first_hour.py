@@ -120,3 +120,78 @@ def test_a_cut_title_is_stored_without_an_ellipsis_and_recall_says_it_once(store
     assert "…" not in raw and text.startswith(title) and len(title) <= 80
     shown = cli(store, "recall", "kubernetes rollouts canary").stdout
     assert " ".join(shown.split()).count("promote api") == 1, shown
+
+
+GOOD = """---
+id: 1m8k00000edt
+title: The staging database listens on port 5433
+type: semantic
+---
+
+The staging database listens on port 5433.
+"""
+BROKEN = GOOD.replace("title: The staging", "title: [The staging")
+
+
+def editor(tmp_path, monkeypatch, *saves: str):
+    """$EDITOR as a script that saves `saves[n]` on its n-th run and keeps what it was shown."""
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import pathlib, sys\n"
+        f"saves = {list(saves)!r}\n"
+        f"log = pathlib.Path({str(tmp_path / 'shown')!r})\n"
+        "runs = len(list(log.parent.glob('shown-*')))\n"
+        "target = pathlib.Path(sys.argv[1])\n"
+        "pathlib.Path(f'{log}-{runs}').write_text(target.read_text())\n"
+        "target.write_text(saves[min(runs, len(saves) - 1)])\n"
+    )
+    import sys
+
+    monkeypatch.setenv("VISUAL", f"{sys.executable} {script}")
+    return lambda run: (tmp_path / f"shown-{run}").read_text()
+
+
+def test_edit_keeps_the_old_file_when_the_save_is_broken_and_no_terminal(
+    store, write_file, tmp_path, monkeypatch
+):
+    path = write_file("semantic/staging-1m8k00000edt.md", GOOD)
+    editor(tmp_path, monkeypatch, BROKEN)
+    edited = cli(store, "edit", "1m8k00000edt")
+    assert edited.exit_code == 1
+    assert "Not saved" in edited.stderr and "broken YAML" in edited.stderr
+    assert path.read_text() == GOOD  # the memory is still there, whole
+    kept = store.state_dir / "edits" / "1m8k00000edt.md"
+    assert kept.read_text() == BROKEN  # and the person's edit is not lost
+
+
+def test_edit_reopens_the_editor_with_the_problem_on_top(store, write_file, tmp_path, monkeypatch):
+    from memctl.cli.commands import browse
+
+    path = write_file("semantic/staging-1m8k00000edt.md", GOOD)
+    fixed = GOOD.replace("5433", "5434")
+    shown = editor(tmp_path, monkeypatch, BROKEN, fixed)
+    monkeypatch.setattr(browse, "has_terminal", lambda: True)
+    edited = cli(store, "edit", "1m8k00000edt")
+    assert edited.exit_code == 0, edited.output
+    assert shown(1).startswith("# memctl: NOT SAVED: line 4: broken YAML")
+    assert shown(1).split("\n", 2)[2] == BROKEN
+    assert path.read_text() == fixed and "Saved" in edited.stdout
+
+
+def test_edit_opens_a_broken_file_so_it_can_be_fixed(store, write_file, tmp_path, monkeypatch):
+    path = write_file("semantic/staging-1m8k00000edt.md", BROKEN)
+    editor(tmp_path, monkeypatch, GOOD)
+    edited = cli(store, "edit", "1m8k00000edt")
+    assert edited.exit_code == 0, edited.output
+    assert path.read_text() == GOOD
+    assert "1m8k00000edt" in cli(store, "list").stdout
+
+
+def test_edit_refuses_a_save_over_the_file_limit(store, write_file, tmp_path, monkeypatch):
+    path = write_file("semantic/staging-1m8k00000edt.md", GOOD)
+    config = store.config_path.read_text()
+    store.config_path.write_text(config.replace("max_file_bytes: 2097152", "max_file_bytes: 4096"))
+    editor(tmp_path, monkeypatch, GOOD + "more words " * 500)
+    edited = cli(store, "edit", "1m8k00000edt")
+    assert edited.exit_code == 1 and "limits.max_file_bytes" in edited.stderr
+    assert path.read_text() == GOOD
