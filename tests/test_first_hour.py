@@ -195,3 +195,18 @@ def test_edit_refuses_a_save_over_the_file_limit(store, write_file, tmp_path, mo
     edited = cli(store, "edit", "1m8k00000edt")
     assert edited.exit_code == 1 and "limits.max_file_bytes" in edited.stderr
     assert path.read_text() == GOOD
+
+
+def test_init_refuses_a_store_nested_in_a_project_that_has_one(tmp_path, monkeypatch):
+    service.init_store(tmp_path)
+    inner = tmp_path / "src"
+    inner.mkdir()
+    monkeypatch.chdir(inner)
+    refused = runner.invoke(app, ["init"])
+    assert refused.exit_code == 2
+    assert str(tmp_path / ".memory") in refused.stderr and "--nested" in refused.stderr
+    assert not (inner / ".memory").exists()
+    assert runner.invoke(app, ["init", str(inner / "pkg")]).exit_code == 2  # DIR the same
+    made = runner.invoke(app, ["init", "--nested"])
+    assert made.exit_code == 0, made.output
+    assert (inner / ".memory" / "config.yaml").is_file()
