@@ -210,3 +210,65 @@ def test_init_refuses_a_store_nested_in_a_project_that_has_one(tmp_path, monkeyp
     made = runner.invoke(app, ["init", "--nested"])
     assert made.exit_code == 0, made.output
     assert (inner / ".memory" / "config.yaml").is_file()
+
+
+def episode(memory_id: str, created: str, importance: float, updated: str = "") -> str:
+    when = f"updated: '{updated}'\n" if updated else ""
+    return (
+        f"---\nid: {memory_id}\ntitle: Chatted about lunch options\ntype: episodic\n"
+        f"importance: {importance}\ncreated: '{created}'\n{when}---\n\nWe chatted about lunch.\n"
+    )
+
+
+def decisions(store, now=None) -> dict[str, str]:
+    from memctl.service.lifecycle.decaying import plan
+
+    return {d.id: f"{d.action} ({d.reason})" for d in plan(store, now).decisions}
+
+
+def test_decay_archives_old_chatter_in_a_store_in_daily_use(store, write_file, fake_embedder):
+    write_file(
+        "episodic/lunch-1m8k00000ep1.md", episode("1m8k00000ep1", "2023-01-05T10:00:00Z", 0.05)
+    )
+    today = service.add_memory(store, "We deploy with make release, then promote the rollout")
+    service.recall(store, "how do we deploy", k=1)  # the store is in use today
+    shown = decisions(store)
+    assert shown["1m8k00000ep1"] == "archive (score)"
+    assert shown[today.memory.id] == "keep (min_age)"
+
+
+def test_decay_archives_nothing_in_a_store_nobody_opened_for_a_year(store, write_file):
+    from datetime import datetime, timedelta, timezone
+
+    last_used = datetime.now(timezone.utc) - timedelta(days=365)
+    for n in range(6):  # a month of notes, the newest on the last day anyone used the store
+        created = (last_used - timedelta(days=5 * n)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        write_file(f"episodic/note-1m8k00000en{n}.md", episode(f"1m8k00000en{n}", created, 0.3))
+    assert all(d.startswith("keep") for d in decisions(store).values())
+
+
+def test_notes_imported_today_with_old_dates_are_not_archived(store, tmp_path, fake_embedder):
+    import json
+
+    notes = tmp_path / "old-notes.jsonl"
+    lines = [
+        {
+            "body": f"Release {n} shipped the new billing export format",
+            "created": "2023-02-01T09:00:00Z",
+        }
+        for n in range(5)
+    ]
+    notes.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert cli(store, "import", str(notes)).exit_code == 0
+    assert all(d == "keep (min_age)" for d in decisions(store).values())
+
+
+def test_decay_takes_dry_run_as_compact_and_extract_do(store, write_file):
+    write_file(
+        "episodic/lunch-1m8k00000ep1.md", episode("1m8k00000ep1", "2023-01-05T10:00:00Z", 0.05)
+    )
+    before = sorted(p.relative_to(store.root) for p in store.root.rglob("*.md"))
+    shown = cli(store, "decay", "--dry-run")
+    assert shown.exit_code == 0, shown.output
+    assert sorted(p.relative_to(store.root) for p in store.root.rglob("*.md")) == before
+    assert cli(store, "decay", "--dry-run", "--apply").exit_code == 2

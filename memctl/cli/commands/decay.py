@@ -35,6 +35,9 @@ def decay_command(
     apply: bool = typer.Option(
         False, "--apply", help="Archive what the plan marks (default: dry run)."
     ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Only show the plan; write nothing (the default)."
+    ),
     now: str = typer.Option(None, "--now", help=NOW_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
@@ -49,6 +52,8 @@ def decay_command(
     """
     from memctl.service.lifecycle.decaying import run_decay
 
+    if apply and dry_run:
+        raise UsageError("--apply and --dry-run contradict each other; give one.")
     store = current_store(ctx)
     report = run_decay(store, apply=apply, now=parse_now(now))
     warn_problems(report.problems)

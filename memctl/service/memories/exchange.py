@@ -18,7 +18,7 @@ from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.input_limits import InputRefused
-from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
+from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, now_iso, slugify
 from memctl.core.provenance import ORIGIN_KEY, UNTRUSTED, check_origin, make_origin, trust_of
 from memctl.service.memories.add import AddResult, build_memory, check_fields
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
@@ -263,8 +263,13 @@ def import_file(
         pending = _read_jsonl(text, path)
     else:
         pending = _read_agent_file(text, path, fmt)
+    arrived = now_iso()
     for item in pending:
         _set_import_origin(item, path, keep_origin)
+        if not item.fields.get("memory_id") and not item.fields.get("updated"):
+            # Why: notes dated 2023 that arrive today had no chance to be recalled here yet;
+            # decay ages a memory from its `updated` when that is later than `created`.
+            item.fields["updated"] = arrived
 
     _check_limits(store, pending, path)
     result = ImportResult(path, fmt)
