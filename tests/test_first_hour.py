@@ -272,3 +272,41 @@ def test_decay_takes_dry_run_as_compact_and_extract_do(store, write_file):
     assert shown.exit_code == 0, shown.output
     assert sorted(p.relative_to(store.root) for p in store.root.rglob("*.md")) == before
     assert cli(store, "decay", "--dry-run", "--apply").exit_code == 2
+
+
+def test_a_renamed_file_keeps_its_anchors_before_anyone_runs_index(tmp_path, fake_embedder):
+    import json
+    import subprocess
+
+    from memctl.service.retrieval.action import ActionRequest, action_recall
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "dev@example.com")
+    git("config", "user.name", "Dev")
+    (tmp_path / "billing.py").write_text("def invoice_total(lines):\n    return sum(lines)\n")
+    git("add", "billing.py")
+    git("commit", "-qm", "billing")
+    store = service.init_store(tmp_path)
+    service.add_memory(
+        store,
+        "Totals are summed in cents, never floats",
+        extra={"paths": ["billing.py"]},
+        sync=False,
+    )
+    assert json.loads(cli(store, "stale", "--json").stdout) == []
+    git("mv", "billing.py", "invoicing.py")
+    git("commit", "-qm", "rename")
+
+    stale = cli(store, "stale", "--json")
+    assert stale.exit_code == 0 and json.loads(stale.stdout) == [], stale.stdout
+    acted = action_recall(
+        [("project", store)],
+        ActionRequest(paths=(str(tmp_path / "invoicing.py"),), budget=2000, matches=False),
+    )
+    assert [item.stale for item in acted.items] == [""]
+    assert "cents" in acted.items[0].body and not acted.stale
+    git("mv", "invoicing.py", "charges.py")  # staged, not committed yet: followed as well
+    assert json.loads(cli(store, "stale", "--json").stdout) == []
