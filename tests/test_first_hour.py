@@ -310,3 +310,26 @@ def test_a_renamed_file_keeps_its_anchors_before_anyone_runs_index(tmp_path, fak
     assert "cents" in acted.items[0].body and not acted.stale
     git("mv", "invoicing.py", "charges.py")  # staged, not committed yet: followed as well
     assert json.loads(cli(store, "stale", "--json").stdout) == []
+
+
+def test_forget_says_only_what_is_true_and_refuses_what_is_not_a_memory(store, fake_embedder):
+    added = service.add_memory(
+        store, "Never edit billing.py by hand", extra={"paths": ["billing.py"]}, sync=False
+    )
+    cli(store, "stale")  # builds the anchor table, which names the memory
+    table = store.state_dir / "anchor_table.json"
+    assert added.memory.id in table.read_text()
+    forgot = cli(store, "forget", added.memory.id)
+    assert forgot.exit_code == 0 and f"Forgot {added.memory.id}" in forgot.stdout
+    assert "anchor_table" not in forgot.stderr and added.memory.id not in table.read_text()
+
+    again = cli(store, "forget", added.memory.id)
+    assert again.exit_code != 0 and "No memory" in again.stderr and "Forgot" not in again.stdout
+
+    state = sorted(p.name for p in store.state_dir.rglob("*"))
+    refused = cli(store, "forget", ".state")
+    assert refused.exit_code == 2 and "not a memory id" in refused.stderr
+    assert (
+        "Forgot" not in refused.stdout
+        and sorted(p.name for p in store.state_dir.rglob("*")) == state
+    )
