@@ -333,3 +333,33 @@ def test_forget_says_only_what_is_true_and_refuses_what_is_not_a_memory(store, f
         "Forgot" not in refused.stdout
         and sorted(p.name for p in store.state_dir.rglob("*")) == state
     )
+
+
+CLAUDE_MD = """# CLAUDE.md
+
+This file provides guidance to Claude Code (claude.ai/code) when working with code in this repository.
+
+## Commands
+
+- Build with `make build`
+
+## Don'ts
+
+- Don't edit generated files under gen/
+
+## Architecture
+
+The API server lives in server/ and talks to Postgres through sqlc-generated queries.
+"""
+
+
+def test_importing_claude_md_gives_titles_that_say_something(store, tmp_path, fake_embedder):
+    source = tmp_path / "CLAUDE.md"
+    source.write_text(CLAUDE_MD)
+    assert cli(store, "import", str(source)).exit_code == 0
+    memories = [m for _, m in service.list_memories(store).memories]
+    titles = {m.title: m.tags for m in memories}
+    assert "CLAUDE.md" not in titles and "Architecture" not in titles
+    assert not any("guidance to Claude Code" in m.body for m in memories)
+    assert titles["Don't edit generated files under gen/"] == ["donts"]
+    assert any(t.startswith("The API server lives in server/") for t in titles)

@@ -18,7 +18,7 @@ from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.input_limits import InputRefused
-from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, now_iso, slugify
+from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, now_iso
 from memctl.core.provenance import ORIGIN_KEY, UNTRUSTED, check_origin, make_origin, trust_of
 from memctl.service.memories.add import AddResult, build_memory, check_fields
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
@@ -485,9 +485,8 @@ def _read_agent_file(text: str, path: Path, fmt: str) -> list[_Pending]:
     for item in items:
         fields: dict[str, Any] = {
             "type": item.type,
-            "title": item.title,
             "source": "external_data",
-            "tags": [slugify(item.heading, 32)] if item.heading else [],
+            "tags": [agent_files.heading_tag(item.heading)] if item.heading else [],
             "extra": {"imported_from": f"{path.name}:{item.line}", **extra},
         }
         pending.append(_Pending(item.line, item.text, fields))
