@@ -3,6 +3,8 @@ check what they write, and what they say is exact."""
 
 from __future__ import annotations
 
+import json
+
 from typer.testing import CliRunner
 
 from memctl import service
@@ -363,3 +365,22 @@ def test_importing_claude_md_gives_titles_that_say_something(store, tmp_path, fa
     assert not any("guidance to Claude Code" in m.body for m in memories)
     assert titles["Don't edit generated files under gen/"] == ["donts"]
     assert any(t.startswith("The API server lives in server/") for t in titles)
+
+
+def test_context_opens_with_the_rules_and_does_not_call_recent_notes_relevant(
+    store, write_file, fake_embedder
+):
+    assert cli(store, "add", "Before committing, always run make fmt").exit_code == 0
+    empty = cli(store, "context").stdout
+    assert "## Rules for every task here" in empty and "make fmt" in empty
+    assert "holds 1 memory," in empty
+
+    write_file(
+        "episodic/lunch-1m8k00000ep1.md",
+        episode("1m8k00000ep1", "2026-11-20T10:00:00Z", 0.3),
+    )
+    asked = cli(store, "context", "how do we rotate the signing keys")
+    assert asked.exit_code == 0, asked.output
+    assert "We chatted about lunch" in asked.stdout  # the latest session, shown as such
+    assert "Relevant memories" not in asked.stdout and "## Recent sessions" in asked.stdout
+    assert json.loads(cli(store, "context", "--json").stdout)["rules"]

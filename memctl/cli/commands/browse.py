@@ -17,6 +17,7 @@ from memctl.core.errors import MemctlError, MemoryNotFound, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
 from memctl.core.terminal import printable
+from memctl.core.text import counted
 from memctl.service import get_memory, list_memories
 
 
@@ -166,7 +167,7 @@ def list_command(
             *([binding[n]] if binding else []),
         )
     stdout.print(table)
-    stdout.print(f"{len(listing.memories)} memories")
+    stdout.print(counted(len(listing.memories), "memory", "memories"))
     if binding:
         counts = {name: binding.count(name) for name in dict.fromkeys(binding)}
         stdout.print("by project: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -251,8 +252,7 @@ def edit_command(
         editing.write_working_copy(copy, editing.with_note_on_top(saved, problem))
     if not editing.save_edit(target, saved, original):
         raise MemctlError(
-            f"Not saved: {target.path} changed on disk while you edited it; your edit is in "
-            f"{copy}."
+            f"Not saved: {target.path} changed on disk while you edited it; your edit is in {copy}."
         )
     copy.unlink(missing_ok=True)
     stdout.print(f"Saved {target.path}", markup=False)

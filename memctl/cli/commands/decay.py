@@ -12,7 +12,7 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
-from memctl.core.text import clip
+from memctl.core.text import clip, counted
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
@@ -94,11 +94,12 @@ def decay_command(
     count = len(report.to_archive)
     if report.applied:
         stdout.print(
-            f"Archived {count} of {len(report.decisions)} memories into {store.archive_dir}/"
+            f"Archived {count} of {counted(len(report.decisions), 'memory', 'memories')} into "
+            f"{store.archive_dir}/"
         )
     else:
         stdout.print(
-            f"{count} of {len(report.decisions)} memories would be archived; "
+            f"{count} of {counted(len(report.decisions), 'memory', 'memories')} would be archived; "
             "run `memctl decay --apply` to archive them."
         )
 

@@ -24,7 +24,7 @@ from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
-from memctl.core.text import clip
+from memctl.core.text import clip, counted
 from memctl.service.privacy import shares_private, visible
 from memctl.service.provenance import Gate, gate_for
 from memctl.store.files import max_file_bytes, read_memory
@@ -95,7 +95,7 @@ def _empty_text(held: int, query: str | None) -> str:
         return "_Nothing to recall yet._"
     if query is None:
         return (
-            f"_No task or session to recall for; the store holds {held} memories, found by "
+            f"_No task or session to recall for; the store holds {counted(held, 'memory', 'memories')}, found by "
             "topic: `memctl recall QUERY`._"
         )
     return "_Nothing in memory is relevant to this._"
@@ -321,7 +321,9 @@ def _memory_part(rank: int, item: Recalled) -> Part:
             if body
             else [head, ""]
         )
-    return Part("memories", levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
+    # Why apart: a recent episode found by no query is not "relevant", only recent.
+    section = "recent" if origins == ["recent"] else "memories"
+    return Part(section, levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
 
 
 def _fact_part(rank: int, memory: Memory, gate: Gate, store: str | None = None) -> Part:
@@ -421,6 +423,7 @@ def _build_context(
         ("task", "Current task"),
         ("session", f"Session {session_id}"),
         ("memories", "Relevant memories"),
+        ("recent", "Recent sessions"),
         ("facts", "Preferences and profile"),
     ]
     shares = plain(settings.split)
