@@ -384,3 +384,12 @@ def test_context_opens_with_the_rules_and_does_not_call_recent_notes_relevant(
     assert "We chatted about lunch" in asked.stdout  # the latest session, shown as such
     assert "Relevant memories" not in asked.stdout and "## Recent sessions" in asked.stdout
     assert json.loads(cli(store, "context", "--json").stdout)["rules"]
+
+
+def test_an_old_config_key_warns_on_every_command_in_one_process(store):
+    """The resident engine runs every command in one process: each must still warn."""
+    config = store.config_path.read_text()
+    store.config_path.write_text(config + "\ncontext:\n  min_similarity: 0.4\n")
+    for command in (["list"], ["stats"], ["context"], ["list"]):
+        ran = cli(store, *command)
+        assert "'context.min_similarity' was replaced" in ran.stderr, command
