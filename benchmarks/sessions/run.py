@@ -17,7 +17,6 @@ from typing import Any
 from benchmarks.sessions.corpus import Session, available, load_sessions, transcript_path
 from benchmarks.sessions.judge import is_narration, judge_memory, sentences
 from benchmarks.sessions.labels import KINDS, Item, Repeat, grade, load_labels
-from benchmarks.sessions.transcript import session_meta
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -428,7 +427,3 @@ def main(argv: list[str] | None = None) -> int:
 
 def _half_of(session_id: str, sessions: list[Session]) -> str:
     return next(s.half for s in sessions if s.id == session_id)
-
-
-def session_cwd(session: Session) -> str:
-    return session_meta(transcript_path(session))["cwd"]
