@@ -239,6 +239,8 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 _BASE64_PIECE = re.compile(
     r"(?<![\w+/])(?=[A-Za-z0-9+/]*(?:[0-9+/]|[a-z][A-Z]))[A-Za-z0-9+/]{8,}={0,2}(?![\w+/])"
 )
+# Pieces of 4+ base64 characters cut by spaces or line breaks (a payload split to hide it).
+_CHAIN = re.compile(r"(?:[A-Za-z0-9+/]{4,}={0,2}[ \t\r\n]+){2,}[A-Za-z0-9+/]{2,}={0,2}")
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});", re.IGNORECASE)
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
@@ -278,6 +280,10 @@ def _views(text: str) -> list[str]:
     pieces = _BASE64_PIECE.findall(folded)
     if len(pieces) > 1:
         runs.append("".join(piece.rstrip("=") for piece in pieces))
+    for chain in _CHAIN.findall(folded):
+        tokens = chain.split()
+        # a label word or two may stand before the payload's first piece
+        runs += ["".join(tokens[start:]) for start in range(min(3, len(tokens) - 1))]
     for run in runs:
         decoded = _decode(run)
         if decoded:

@@ -80,7 +80,15 @@ def neutralise(text: str) -> str:
         pieces.append(text[last:start] + "(quoted) ")
         last = start
     text = "".join(pieces) + text[last:]
-    text = _TAG_START.sub("&lt;", text)
+    # Why folded: `‹/memctl-notes›` reads as a tag to a model as much as `</memctl-notes>`.
+    folded = text.translate(_HOMOGLYPHS)
+    starts = [m.start() for m in _TAG_START.finditer(folded)]
+    if starts:
+        pieces, last = [], 0
+        for start in starts:
+            pieces.append(text[last:start] + "&lt;")
+            last = start + 1
+        text = "".join(pieces) + text[last:]
     return _FENCE_RUN.sub(lambda m: " ".join(m.group(1)), text)
 
 

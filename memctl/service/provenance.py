@@ -178,6 +178,7 @@ def pending_review(store: Store) -> list[Pending]:
     """Quarantined memories, oldest first."""
     from memctl.service.memories.lookup import list_memories
 
+    note_split_instructions(store)
     gate = gate_for(store)
     pending = []
     for path, memory in list_memories(store, include_archived=False).memories:
