@@ -62,12 +62,12 @@ def export_command(
         where = ", ".join(str(p) for p in result.written) or "nothing changed"
         note = f" ({result.omitted} left out by --budget)" if result.omitted else ""
         stdout.print(f"Exported {result.exported} memories{note}: {where}", markup=False)
-if result.quarantined:
-    stdout.print(
-        f"{result.quarantined} quarantined memor"
-        f"{'y' if result.quarantined == 1 else 'ies'} left out: see `memctl review`.",
-        markup=False,
-    )
+        if result.quarantined:
+            stdout.print(
+                f"{result.quarantined} quarantined memor"
+                f"{'y' if result.quarantined == 1 else 'ies'} left out: see `memctl review`.",
+                markup=False,
+            )
         for path in result.removed:
             stdout.print(f"Removed {path} (no memories of its type left)", markup=False)
     if result.problems:
