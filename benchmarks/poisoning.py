@@ -58,7 +58,7 @@ def injected(store, query: str) -> dict[str, str]:
     from memctl.agents.action_events import action_context
     from memctl.agents.claude_code import HookPayload
     from memctl.agents.claude_code_events import prompt_context, session_start_context
-    from memctl.cli.commands.recall import context_block
+    from memctl.cli.commands.recall import hits_markdown
     from memctl.service.provenance import gate_for
     from memctl.service.retrieval.context import agent_context
     from memctl.service.retrieval.federated import federated_recall
@@ -76,7 +76,7 @@ def injected(store, query: str) -> dict[str, str]:
         "prompt": prompt_context(store, prompt),
         "pre-tool-use": action_context(store, pre_tool),
         "context (CLI, MCP)": agent_context(store, query=query),
-        "recall --format context": context_block(query, hits, {"project": gate_for(store)}),
+        "recall --format context": hits_markdown(query, hits, {"project": gate_for(store)}),
         **exported_agent_files(store),
     }
 
