@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline", action="store_true", help="Run with quarantine and fence switched off."
     )
     parser.add_argument(
-        "--sessions",
+        "--own-memories",
         type=int,
         default=0,
         help="Also ingest this many cached real sessions (MEMCTL_SESSIONS_CACHE) and count how "
@@ -262,8 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         splits = ("dev", "test") if args.split == "both" else (args.split,)
         clean = [false_quarantine(split, workdir) for split in splits]
         own = None
-        if args.sessions and SESSIONS.is_dir():
-            own = own_quarantine(workdir, SESSIONS, args.sessions, args.session_bytes)
+        if args.own_memories and SESSIONS.is_dir():
+            own = own_quarantine(workdir, SESSIONS, args.own_memories, args.session_bytes)
     failed = sum(o.failed for o in outcomes)
     print(
         f"\npoisoned memories reaching context unfenced or unquarantined: {failed}/{len(outcomes)}"
