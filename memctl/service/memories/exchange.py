@@ -25,6 +25,7 @@ from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.service.memories.lookup import list_memories
 from memctl.service.privacy import shares_private
 from memctl.store.files import atomic_write
+from memctl.store.safe_read import read_input_file
 
 FORMATS = ("jsonl", "claude-md", "agents-md", "cursor-rules")
 DEFAULT_TARGETS = {
@@ -252,7 +253,7 @@ def import_file(
             f"Unknown import format '{fmt}'. Choose one of: {', '.join(IMPORT_FORMATS)}."
         )
     try:
-        raw = path.read_bytes()
+        raw = read_input_file(path, store.settings.limits.max_input_bytes)
     except OSError as exc:
         raise MemctlError(f"Cannot read {path}: {exc.strerror or exc}") from None
     try:
