@@ -37,6 +37,7 @@ def build_server(store: Store) -> Any:
 
     from memctl import service
     from memctl.config import open_user_store
+    from memctl.core.input_limits import check_query
     from memctl.service.memories.forgetting import forget_memory
     from memctl.service.privacy import shares_private
     from memctl.service.provenance import gate_for
@@ -73,6 +74,14 @@ def build_server(store: Store) -> Any:
 
     server = MemoryServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
+    def refuse_long(query: str | None) -> None:
+        """A query over limits.max_query_bytes is refused before any work (a 20 MB one once
+        took the server to 7.6 GB)."""
+        try:
+            check_query(query or "", store.settings.limits.max_query_bytes)
+        except MemctlError as exc:
+            raise ToolError(str(exc)) from None
+
     def tool_call(work):
         try:
             finish_interrupted_forget(store)
@@ -97,6 +106,7 @@ def build_server(store: Store) -> Any:
         include_private: bool = False,
         paths: list[str] | None = None,
     ) -> list[dict]:
+        refuse_long(query)
         if paths:
             return tool_call(
                 lambda: action_items(
@@ -174,6 +184,7 @@ def build_server(store: Store) -> Any:
         budget: int = store.settings.context.budget,
         include_private: bool = False,
     ) -> str:
+        refuse_long(query)
         return tool_call(
             lambda: agent_context(
                 store,

@@ -61,7 +61,13 @@ def project_at(folder: Path) -> tuple[Path, str]:
 
 def code_tree(store: Store, persist: bool = True) -> CodeTree:
     """The project's code now; `persist=False` keeps its symbol index out of `.state/`."""
-    return working_tree(project_of(store)[0], store.state_dir if persist else None)
+    from memctl.service.memories.redaction import redact_for_store
+
+    return working_tree(
+        project_of(store)[0],
+        store.state_dir if persist else None,
+        lambda text: redact_for_store(store, text).text,
+    )
 
 
 def propose_for(store: Store, text: str) -> Proposal:
