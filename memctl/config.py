@@ -606,7 +606,15 @@ def find_store(
         # Why: `--store ~/code/app` names the project; used as a store it would read nothing
         # and leave .index/ and .state/ in the project's root.
         inner = path / STORE_DIRNAME
-        return inner if path.name != STORE_DIRNAME and inner.is_dir() else path
+        root = inner if path.name != STORE_DIRNAME and inner.is_dir() else path
+        if root.name != STORE_DIRNAME and not (root / CONFIG_FILENAME).is_file():
+            # Why: a command on a folder that is not a store would fill it with .index/,
+            # .state/ and type folders; memctl writes only where `memctl init` did.
+            raise StoreNotFound(
+                f"'{path}' is not a memctl store (no {CONFIG_FILENAME} in it, no "
+                f"{STORE_DIRNAME}/ below it). Create one with `memctl init {path}`."
+            )
+        return root
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / STORE_DIRNAME
