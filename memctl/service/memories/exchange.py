@@ -390,6 +390,9 @@ _RECORD_FIELDS = {
 }
 
 
+_TEXT_RECORD_FIELDS = ("title", "type", "source", "agent", "created", "updated", "expires")
+
+
 def _read_jsonl(text: str, path: Path) -> list[_Pending]:
     pending: list[_Pending] = []
     problems: list[InvalidMemoryFile] = []
@@ -404,6 +407,9 @@ def _read_jsonl(text: str, path: Path) -> list[_Pending]:
             build_memory(item.text, **item.fields)  # the same checks add_memory makes
         except json.JSONDecodeError as exc:
             problems.append(InvalidMemoryFile(path, number, f"not valid JSON ({exc.msg})"))
+            continue
+        except RecursionError:
+            problems.append(InvalidMemoryFile(path, number, "JSON nested too deeply"))
             continue
         except (ValueError, TypeError, MemctlError) as exc:
             problems.append(InvalidMemoryFile(path, number, str(exc)))
@@ -424,6 +430,9 @@ def _record_to_pending(record: dict[str, Any], line: int) -> _Pending:
     if not isinstance(tags, list):
         raise ValueError("'tags' must be a list")
     fields: dict[str, Any] = {k: record[k] for k in _RECORD_FIELDS if record.get(k) is not None}
+    for key in _TEXT_RECORD_FIELDS:
+        if key in fields and not isinstance(fields[key], str):
+            raise ValueError(f"'{key}' must be text, not {type(fields[key]).__name__}")
     fields["tags"] = [str(t) for t in tags]
     if record.get("id"):
         fields["memory_id"] = str(record["id"])
