@@ -132,7 +132,7 @@ def with_anchors(extra: Mapping[str, Any], anchors: Anchors) -> dict[str, Any]:
 # Why limits: a glob comes from a memory file anyone with commit access can write. A long one,
 # or thousands of them, must cost a bounded amount of work, never minutes.
 MAX_GLOB_CHARS = 512
-MAX_GLOB_WILDCARDS = 32  # `*`, `**` and `?` in one glob
+MAX_GLOB_WILDCARDS = 32  # `*`, `**` and `?` in one glob, runs of them counted once
 _DFA_STATES_LIMIT = 4096  # subsets kept per glob before its table starts over
 
 
@@ -147,7 +147,8 @@ def glob_problem(pattern: str) -> str | None:
     """Why `pattern` is over the cost limit of a path anchor; None when it is within it."""
     if len(pattern) > MAX_GLOB_CHARS:
         return f"longer than {MAX_GLOB_CHARS} characters"
-    wildcards = pattern.count("*") + pattern.count("?")
+    # Why after tokenising: `**/**/**/` is one wildcard, however often it is repeated.
+    wildcards = sum(token.kind != "char" and token.kind != "class" for token in _tokens(pattern))
     if wildcards > MAX_GLOB_WILDCARDS:
         return f"{wildcards} wildcards, over {MAX_GLOB_WILDCARDS}"
     return None

@@ -101,8 +101,12 @@ def _index_files_problem(table_dir: Path, dataset, committed: int | None) -> str
     """A file of the version's search indexes changed after it was committed."""
     if committed is None:
         return None
-    for entry in dataset.list_indices():
-        uuid = entry.get("uuid") if isinstance(entry, dict) else None
+    uuids = [
+        getattr(segment, "uuid", None)
+        for described in dataset.describe_indices()
+        for segment in getattr(described, "segments", ())
+    ]
+    for uuid in uuids:
         folder = table_dir / "_indices" / str(uuid)
         if not uuid or not folder.is_dir():
             continue
