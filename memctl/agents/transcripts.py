@@ -18,6 +18,7 @@ Formats are detected from the text itself:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 from memctl.core.conversation import Turn
 from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.fence import CLOSE, OPEN
-from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, read_input_file
+from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, file_kind, read_input_file
 
 ROLE_ALIASES = {
     "user": "user",
@@ -321,6 +322,9 @@ def checked_transcript_path(path: str | Path, folders: Iterable[Path]) -> Path:
         raise NotATranscript(f"transcript_path {given} does not exist") from None
     except (OSError, RuntimeError) as exc:
         raise NotATranscript(f"transcript_path {given} cannot be resolved ({exc})") from None
+    kind = file_kind(os.stat(real).st_mode)
+    if kind:
+        raise NotATranscript(f"transcript_path {given} is {kind}, not a transcript file; not read")
     if real.suffix != TRANSCRIPT_SUFFIX:
         raise NotATranscript(
             f"transcript_path {given} is not a {TRANSCRIPT_SUFFIX} transcript; not read"

@@ -148,7 +148,8 @@ def working_tree(
     root: Path, state_dir: Path | None, redact: Callable[[str], str] | None = None
 ) -> CodeTree:
     """The files under `root` now (git's view when it is a repository), memoised briefly.
-    `redact`: what the symbol index's words pass through (the store's redaction)."""
+    `redact`: what the symbol index's words pass through (the store's redaction; by default
+    every kind memctl redacts)."""
     stamp = _index_stamp(root)
     now = time.monotonic()
     cache = state_dir / CACHE_NAME if state_dir is not None else None
@@ -161,10 +162,17 @@ def working_tree(
         files = _walked_files(root)
     # Why: the memories themselves name the symbols; they must not keep them alive.
     files = {path: key for path, key in files.items() if not path.startswith(_STORE_PREFIX)}
-    tree = CodeTree(root, files, lambda path: _read_file(root, path), cache, redact)
+    tree = CodeTree(root, files, lambda path: _read_file(root, path), cache, redact or _redacted)
     with _MEMO_LOCK:
         _MEMO[(root, cache)] = (now, stamp, tree)
     return tree
+
+
+def _redacted(text: str) -> str:
+    """Every kind of secret and personal data out of `text` (the defaults of `redaction`)."""
+    from memctl.core.redact import redact
+
+    return redact(text).text
 
 
 def _index_stamp(root: Path) -> tuple[int, int]:

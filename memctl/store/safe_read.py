@@ -103,6 +103,11 @@ def _link_target_inside(root: Path, path: Path) -> Path:
     return target
 
 
+def file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a named pipe", ...); None for a file."""
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "a folder"),
