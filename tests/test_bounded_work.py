@@ -15,12 +15,7 @@ from pathlib import Path
 import pytest
 
 from memctl import service
-from memctl.core.anchors import (
-    MAX_ANCHORS_PER_KEY,
-    anchor_limits,
-    anchors_from,
-    path_matches,
-)
+from memctl.core.anchors import anchors_from, path_matches
 from memctl.server import daemon
 from memctl.server.protocol import PROTOCOL, recv_message, send_message
 
@@ -107,6 +102,8 @@ def test_stale_with_hostile_globs_on_a_deep_tree_finishes_and_names_what_it_left
 
 
 def test_a_memory_with_too_many_or_too_costly_globs_keeps_the_first_within_the_limit():
+    from memctl.core.anchors import MAX_ANCHORS_PER_KEY, anchor_limits
+
     costly = "*a" * 40 + ".py"
     extra = {"paths": [costly, *[f"src/{n}.py" for n in range(200)]]}
     anchors = anchors_from(extra)

@@ -288,3 +288,44 @@ def test_an_mcp_query_of_20_mb_is_refused_with_a_clear_error(place):
     refused, fine = asyncio.run(asyncio.wait_for(ask(), GUARD_S))
     assert refused.is_error and "limits.max_query_bytes" in refused.content[0].text
     assert not fine.is_error  # the server is still there and answers
+
+
+# --- the index is a cache: bytes changed in it are noticed -------------------------------------
+
+NOTES = [
+    "We deploy the api with make ship-api on Fridays",
+    "The staging database listens on port 5433",
+    "Use pnpm, never npm, in the web frontend",
+    "Release notes go in docs/releases before tagging",
+    "The billing service retries a webhook three times",
+    "Feature flags live in config/flags.yaml",
+]
+QUESTIONS = ["how do we deploy", "which port is staging on", "which package manager"]
+
+
+@pytest.mark.model
+def test_random_bytes_written_into_the_index_are_noticed_and_it_is_rebuilt(place, tmp_path):
+    project, home = place
+    records = tmp_path / "notes.jsonl"
+    records.write_text("".join(json.dumps({"body": note}) + "\n" for note in NOTES))
+    assert memctl(project, home, "import", str(records)).returncode == 0
+
+    def answers() -> tuple[list[list[str]], str]:
+        found, said = [], ""
+        for question in QUESTIONS:
+            done = memctl(project, home, "recall", question, "--json", "-k", "3")
+            assert done.returncode == 0, done.stderr
+            found.append([hit["id"] for hit in json.loads(done.stdout)])
+            said += done.stderr
+        return found, said
+
+    before, _ = answers()
+    table = project / ".memory" / ".index" / "memories.lance"
+    for data in sorted((table / "data").glob("*.lance")):
+        size = data.stat().st_size
+        with open(data, "r+b") as handle:  # same size, bytes changed in place
+            handle.seek(size // 4)
+            handle.write(bytes((n * 37 + 11) % 256 for n in range(size // 2)))
+    after, said = answers()
+    assert "rebuilt it from the files" in said and "changed after the index was written" in said
+    assert after == before
