@@ -64,3 +64,24 @@ def test_the_import_contracts_are_kept(monkeypatch, capsys):
     monkeypatch.setattr(sys, "path", list(sys.path))  # lint_imports prepends the cwd
     status = lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True)
     assert status == 0, capsys.readouterr().out
+
+
+def test_cli_commands_are_module_level_functions():
+    """A command is a function a reader finds at the top of its module, not a closure built
+    inside `register(app)` or another function (lambdas as sort keys are fine)."""
+    import ast
+    from pathlib import Path
+
+    import memctl.cli.commands as commands
+
+    nested = []
+    for path in sorted(Path(commands.__file__).parent.glob("*.py")):
+        for top in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(top, ast.FunctionDef):
+                continue
+            nested += [
+                f"{path.name}:{node.lineno} {node.name} inside {top.name}"
+                for node in ast.walk(top)
+                if node is not top and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+    assert nested == []

@@ -4,9 +4,9 @@ import sys
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stderr, stdout
+from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store, user_store_or_fail
-from memctl.core.errors import LowValueContent, UsageError
+from memctl.core.errors import UsageError
 from memctl.core.input_limits import InputRefused
 from memctl.core.memory import MEMORY_TYPES
 from memctl.service import add_memory
@@ -85,122 +85,117 @@ def _anchors(ctx, store, body, type_, user, paths, symbols, commands, apply, no_
     )
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("add")
-    @handles_errors
-    def add_command(
-        ctx: typer.Context,
-        text: str = typer.Argument(
-            ..., help="What to remember. Use - to read it from standard input.", metavar="TEXT"
-        ),
-        type_: str = typer.Option(
-            "semantic", "--type", "-t", help=f"One of: {', '.join(MEMORY_TYPES)}."
-        ),
-        tags: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),
-        importance: float = typer.Option(None, "--importance", help="0-1; how much it matters."),
-        title: str = typer.Option(None, "--title", help="Title; defaults to the first line."),
-        pin: bool = typer.Option(False, "--pin", help="Never let decay archive it."),
-        private: bool = typer.Option(
-            False, "--private", help="Store under private/ (kept out of git)."
-        ),
-        agent: str = typer.Option(None, "--agent", help="Which agent is writing this memory."),
-        no_redact: bool = typer.Option(
-            False,
-            "--no-redact",
-            help="Store the text as given: skip redaction of secrets and personal data.",
-        ),
-        force: bool = typer.Option(
-            False, "--force", help="Store it even if it looks like small talk or a bare dump."
-        ),
-        confidence: float = typer.Option(
-            None,
-            "--confidence",
-            help="0-1 (default 0.8); a new value replaces an old one only if at least as high.",
-        ),
-        no_dedup: bool = typer.Option(
-            False,
-            "--no-dedup",
-            help="Always write a new file: no merge into a near duplicate, no update.",
-        ),
-        user: bool = typer.Option(
-            False, "--user", help="Write to your user store (every project reads it), not here."
-        ),
-        paths: list[str] = typer.Option(
-            [], "--path", help="Anchor: a file or glob from the project root; repeatable."
-        ),
-        symbols: list[str] = typer.Option(
-            [], "--symbol", help="Anchor: an identifier in the code; repeatable."
-        ),
-        commands: list[str] = typer.Option(
-            [], "--command", help="Anchor: a command it is about (`make release`); repeatable."
-        ),
-        apply: str = typer.Option(
-            None,
-            "--apply",
-            help="always (every session's start), auto (when relevant or touched; default) "
-            "or manual (only when asked for).",
-        ),
-        no_anchors: bool = typer.Option(
-            False, "--no-anchors", help="Do not propose anchors from the text."
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    ) -> None:
-        """Remember something: writes one Markdown file and indexes it.
+@handles_errors
+def add_command(
+    ctx: typer.Context,
+    text: str = typer.Argument(
+        ..., help="What to remember. Use - to read it from standard input.", metavar="TEXT"
+    ),
+    type_: str = typer.Option(
+        "semantic", "--type", "-t", help=f"One of: {', '.join(MEMORY_TYPES)}."
+    ),
+    tags: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),
+    importance: float = typer.Option(None, "--importance", help="0-1; how much it matters."),
+    title: str = typer.Option(None, "--title", help="Title; defaults to the first line."),
+    pin: bool = typer.Option(False, "--pin", help="Never let decay archive it."),
+    private: bool = typer.Option(
+        False, "--private", help="Store under private/ (kept out of git)."
+    ),
+    agent: str = typer.Option(None, "--agent", help="Which agent is writing this memory."),
+    no_redact: bool = typer.Option(
+        False,
+        "--no-redact",
+        help="Store the text as given: skip redaction of secrets and personal data.",
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        hidden=True,
+        help="Accepted for old scripts: add stores what you give it, however short.",
+    ),
+    confidence: float = typer.Option(
+        None,
+        "--confidence",
+        help="0-1 (default 0.8); a new value replaces an old one only if at least as high.",
+    ),
+    no_dedup: bool = typer.Option(
+        False,
+        "--no-dedup",
+        help="Always write a new file: no merge into a near duplicate, no update.",
+    ),
+    user: bool = typer.Option(
+        False, "--user", help="Write to your user store (every project reads it), not here."
+    ),
+    paths: list[str] = typer.Option(
+        [], "--path", help="Anchor: a file or glob from the project root; repeatable."
+    ),
+    symbols: list[str] = typer.Option(
+        [], "--symbol", help="Anchor: an identifier in the code; repeatable."
+    ),
+    commands: list[str] = typer.Option(
+        [], "--command", help="Anchor: a command it is about (`make release`); repeatable."
+    ),
+    apply: str = typer.Option(
+        None,
+        "--apply",
+        help="always (every session's start), auto (when relevant or touched; default) "
+        "or manual (only when asked for).",
+    ),
+    no_anchors: bool = typer.Option(
+        False, "--no-anchors", help="Do not propose anchors from the text."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Remember something: writes one Markdown file and indexes it.
 
-        Example: memctl add "We deploy with make release" --type procedural --tag deploy
-        """
-        store = user_store_or_fail() if user else current_store(ctx)
-        body = read_text_argument(text)
-        if not body.strip():
-            raise UsageError("Nothing to remember: the text is empty.")
-        anchors = _anchors(
-            ctx, store, body, type_, user, paths, symbols, commands, apply, no_anchors
+    Example: memctl add "We deploy with make release" --type procedural --tag deploy
+    """
+    store = user_store_or_fail() if user else current_store(ctx)
+    body = read_text_argument(text)
+    if not body.strip():
+        raise UsageError("Nothing to remember: the text is empty.")
+    anchors = _anchors(ctx, store, body, type_, user, paths, symbols, commands, apply, no_anchors)
+    # Why force: a person asked for exactly this; the low-value gate is for what memctl
+    # extracts or imports by itself (a short "Use pnpm" is a whole rule).
+    del force
+    result = add_memory(
+        store,
+        body,
+        type=type_,
+        tags=tags,
+        importance=importance,
+        title=title,
+        pinned=pin,
+        private=private,
+        agent=agent,
+        redact=not no_redact,
+        force=True,
+        confidence=confidence,
+        dedup=not no_dedup,
+        extra=anchors.extra or None,
+    )
+    if as_json:
+        proposed = anchors.proposed.anchors.to_dict() if anchors.proposed else None
+        print_json({**result.to_dict(), "anchors_proposed": proposed})
+        return
+    stdout.print(describe_add(result), markup=False)
+    if anchors.proposed and anchors.proposed.anchors:
+        stdout.print(
+            f"Anchors proposed from the text: {anchors.proposed.describe()} "
+            "(edit them with `memctl edit`, or add with --no-anchors)",
+            markup=False,
         )
-        try:
-            result = add_memory(
-                store,
-                body,
-                type=type_,
-                tags=tags,
-                importance=importance,
-                title=title,
-                pinned=pin,
-                private=private,
-                agent=agent,
-                redact=not no_redact,
-                force=force,
-                confidence=confidence,
-                dedup=not no_dedup,
-                extra=anchors.extra or None,
-            )
-        except LowValueContent as refused:
-            if as_json:
-                print_json(
-                    {
-                        "error": {
-                            "kind": refused.kind,
-                            "message": str(refused),
-                            "reason": refused.reason,
-                        }
-                    }
-                )
-            else:
-                stderr.print(f"{refused} (use --force to store anyway)", markup=False)
-            raise typer.Exit(code=refused.exit_code) from None
-        if as_json:
-            proposed = anchors.proposed.anchors.to_dict() if anchors.proposed else None
-            print_json({**result.to_dict(), "anchors_proposed": proposed})
-            return
-        stdout.print(describe_add(result), markup=False)
-        if anchors.proposed and anchors.proposed.anchors:
-            stdout.print(
-                f"Anchors proposed from the text: {anchors.proposed.describe()} "
-                "(edit them with `memctl edit`, or add with --no-anchors)",
-                markup=False,
-            )
-        if result.redacted:
-            from memctl.service.memories.redaction import describe_counts
+    if apply is None and result.memory.extra.get("apply") == "always":
+        stdout.print(
+            "Applies always: it reads as a rule for every change, so every session starts with "
+            "it (use --apply auto to show it only when relevant)",
+            markup=False,
+        )
+    if result.redacted:
+        from memctl.service.memories.redaction import describe_counts
 
-            stdout.print(
-                f"Redacted before storing: {describe_counts(result.redacted)}", markup=False
-            )
+        stdout.print(f"Redacted before storing: {describe_counts(result.redacted)}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("add")(add_command)

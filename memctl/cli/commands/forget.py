@@ -15,71 +15,73 @@ from memctl.core.errors import MemctlError, UsageError
 PURGE_SECTION = 'docs/privacy-and-safety.md, section "Forgetting for real"'
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("forget")
-    @handles_errors
-    def forget_command(
-        ctx: typer.Context,
-        memory_id: str = typer.Argument(None, metavar="ID", help="The memory's id."),
-        query: str = typer.Option(
-            None,
-            "--query",
-            "-q",
-            help="Forget every memory whose title, tags or body contain this text (any case).",
-        ),
-        yes: bool = typer.Option(
-            False,
-            "--yes",
-            "-y",
-            help="Do not ask for confirmation (--query, or when derived memories change).",
-        ),
-        resume: bool = typer.Option(
-            False, "--resume", help="Finish an interrupted forget (any command also does)."
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
-    ) -> None:
-        """Forget a memory for real: its file, any archived copy, every trace in the index and
-        state, and its text in memories derived from it (re-summarised without it, or dropped).
+@handles_errors
+def forget_command(
+    ctx: typer.Context,
+    memory_id: str = typer.Argument(None, metavar="ID", help="The memory's id."),
+    query: str = typer.Option(
+        None,
+        "--query",
+        "-q",
+        help="Forget every memory whose title, tags or body contain this text (any case).",
+    ),
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        "-y",
+        help="Do not ask for confirmation (--query, or when derived memories change).",
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Finish an interrupted forget (any command also does)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
+) -> None:
+    """Forget a memory for real: its file, any archived copy, every trace in the index and
+    state, and its text in memories derived from it (re-summarised without it, or dropped).
 
-        Example: memctl forget --query "hunter2"   (shows the matches, then asks)
-        """
-        from memctl.service.memories.forgetting import find_matches, forget_memories, plan_forget
+    Example: memctl forget --query "hunter2"   (shows the matches, then asks)
+    """
+    from memctl.service.memories.forgetting import find_matches, forget_memories, plan_forget
 
-        if resume and (memory_id is not None or query is not None):
-            raise UsageError("--resume takes no ID or --query.")
-        store = current_store(ctx, finish_forget=False)
-        finished = finish_interrupted_forget(store, quiet=as_json)
-        if resume:
-            if as_json:
-                print_json([result.to_dict() for result in finished or []])
-            elif not finished:
-                stdout.print("No interrupted forget to finish.")
-            return
-        if (memory_id is None) == (query is None):
-            raise UsageError("Give either an ID or --query TEXT.")
-        if finished and memory_id in {result.id for result in finished}:
-            _report(finished, as_json)  # the interrupted forget was of this very memory
-            return
-        if memory_id is not None:
-            plan = plan_forget(store, [memory_id])
-            if plan.derived and not yes:
-                if not as_json:
-                    _show_derived(plan.derived)
-                if not _confirmed(1, derived=True):
-                    stderr.print("Nothing was forgotten.")
-                    return
-        else:
-            matches = find_matches(store, query)
-            if not matches:
-                raise MemctlError(f"No memory contains '{query}'.")
-            plan = plan_forget(store, [memory.id for _, memory in matches])
+    if resume and (memory_id is not None or query is not None):
+        raise UsageError("--resume takes no ID or --query.")
+    store = current_store(ctx, finish_forget=False)
+    finished = finish_interrupted_forget(store, quiet=as_json)
+    if resume:
+        if as_json:
+            print_json([result.to_dict() for result in finished or []])
+        elif not finished:
+            stdout.print("No interrupted forget to finish.")
+        return
+    if (memory_id is None) == (query is None):
+        raise UsageError("Give either an ID or --query TEXT.")
+    if finished and memory_id in {result.id for result in finished}:
+        _report(finished, as_json)  # the interrupted forget was of this very memory
+        return
+    if memory_id is not None:
+        plan = plan_forget(store, [memory_id])
+        if plan.derived and not yes:
             if not as_json:
-                _show_matches(store.root, matches)
                 _show_derived(plan.derived)
-            if not yes and not _confirmed(len(matches)):
+            if not _confirmed(1, derived=True):
                 stderr.print("Nothing was forgotten.")
                 return
-        _report(forget_memories(store, [], plan, query=query), as_json)
+    else:
+        matches = find_matches(store, query)
+        if not matches:
+            raise MemctlError(f"No memory contains '{query}'.")
+        plan = plan_forget(store, [memory.id for _, memory in matches])
+        if not as_json:
+            _show_matches(store.root, matches)
+            _show_derived(plan.derived)
+        if not yes and not _confirmed(len(matches)):
+            stderr.print("Nothing was forgotten.")
+            return
+    _report(forget_memories(store, [], plan, query=query), as_json)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("forget")(forget_command)
 
 
 def _report(results, as_json: bool) -> None:

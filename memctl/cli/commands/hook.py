@@ -72,116 +72,116 @@ def answer_claude_code_hook(
         sys.stdout.write(output if output.endswith("\n") else output + "\n")
 
 
+def claude_code_command(
+    ctx: typer.Context,
+    event: str = typer.Argument(
+        ...,
+        help="session-start, user-prompt-submit, pre-tool-use, stop, pre-compact or session-end.",
+        metavar="EVENT",
+    ),
+    plain: bool = typer.Option(
+        False, "--plain", help="Print context as plain text instead of hook JSON."
+    ),
+    foreground: bool = typer.Option(
+        False, "--foreground", help="Ingest transcripts here, not in a detached process."
+    ),
+    store_only: bool = typer.Option(
+        False,
+        "--store-only",
+        "--no-user",
+        help="Leave the user store out: read and write only the project store.",
+    ),
+) -> None:
+    """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
+    answer_claude_code_hook(event, explicit_store(ctx), plain, foreground, store_only)
+    _exit_now_if_abandoned()
+
+
+def ingest_command(
+    ctx: typer.Context,
+    job: Path = typer.Argument(
+        ..., help="A job file written by a PreCompact/SessionEnd hook.", metavar="JOB"
+    ),
+) -> None:
+    """Ingest a queued transcript (run detached by the PreCompact and SessionEnd hooks)."""
+    from memctl.agents.claude_code_events import is_job_file, log_path, run_ingest_job
+    from memctl.agents.hook_runner import log_hook_error
+
+    store = open_store(explicit_store(ctx))
+    if not is_job_file(store, job):
+        # Why: this command renames or deletes its job; any other file is left untouched.
+        stderr.print(f"Error: {job}: not a job file of this store; left as it is.", markup=False)
+        raise typer.Exit(1)
+    try:
+        run_ingest_job(store, job)
+    except Exception as exc:  # noqa: BLE001 - nobody waits for this process: log, exit 0
+        import traceback
+
+        log_hook_error(
+            log_path(store),
+            "ingest",
+            job.stem,
+            f"ingest failed: {exc}; the job is kept as *.failed",
+            traceback.format_exc(),
+        )
+        if job.exists():
+            job.replace(job.with_suffix(".failed"))
+
+
+@handles_errors
+def git_command(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="pre-commit, merge or arrived", metavar="NAME"),
+    files: list[str] = typer.Argument(
+        None,
+        help="merge: %O %A %B %L %P as git passes them to a merge driver; "
+        "arrived: OLD NEW (the commits before and after a merge or checkout).",
+        metavar="FILES",
+    ),
+) -> None:
+    """pre-commit: check staged memory files; a non-zero exit stops the commit.
+    merge: git's merge driver for memory files; exit 1 when a conflict is left.
+    arrived: note the memory files a teammate's commits between OLD and NEW brought, so
+    their origin is git:<author> (run by the post-merge and post-checkout hooks)."""
+    if name == "merge":
+        _merge_driver(files or [])
+        return
+    if name == "arrived":
+        _note_arrived(ctx, files or [])
+        return
+    if name != "pre-commit":
+        raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit, merge or arrived.")
+    from memctl.agents.git_hooks import repo_root
+    from memctl.agents.precommit import check_staged
+
+    repo = repo_root(Path.cwd())
+    try:
+        store = open_store(explicit_store(ctx), cwd=repo)
+    except StoreNotFound:
+        return  # no store, no memory files to check
+    found = check_staged(repo, store)
+    for problem in found:
+        stderr.print(str(problem), markup=False)
+    problems = [p for p in found if not p.warning]
+    if not problems:
+        return
+    stderr.print(
+        f"memctl: commit refused: {len(problems)} problem(s) in staged memory files. Fix them "
+        "and `git add` again (or commit with --no-verify to skip this check).",
+        markup=False,
+    )
+    raise typer.Exit(code=1)
+
+
 def register(app: typer.Typer) -> None:
     hook_app = typer.Typer(
         help="Entry points run by the hooks `memctl hooks install` writes; not for direct use.",
         no_args_is_help=True,
     )
     app.add_typer(hook_app, name="hook", hidden=True)
-
-    @hook_app.command("claude-code")
-    def claude_code_command(
-        ctx: typer.Context,
-        event: str = typer.Argument(
-            ...,
-            help="session-start, user-prompt-submit, pre-tool-use, stop, pre-compact or "
-            "session-end.",
-            metavar="EVENT",
-        ),
-        plain: bool = typer.Option(
-            False, "--plain", help="Print context as plain text instead of hook JSON."
-        ),
-        foreground: bool = typer.Option(
-            False, "--foreground", help="Ingest transcripts here, not in a detached process."
-        ),
-        store_only: bool = typer.Option(
-            False,
-            "--store-only",
-            "--no-user",
-            help="Leave the user store out: read and write only the project store.",
-        ),
-    ) -> None:
-        """Run one Claude Code hook: hook JSON on stdin; context JSON (or nothing) on stdout; exit 0."""
-        answer_claude_code_hook(event, explicit_store(ctx), plain, foreground, store_only)
-        _exit_now_if_abandoned()
-
-    @hook_app.command("ingest")
-    def ingest_command(
-        ctx: typer.Context,
-        job: Path = typer.Argument(
-            ..., help="A job file written by a PreCompact/SessionEnd hook.", metavar="JOB"
-        ),
-    ) -> None:
-        """Ingest a queued transcript (run detached by the PreCompact and SessionEnd hooks)."""
-        from memctl.agents.claude_code_events import is_job_file, log_path, run_ingest_job
-        from memctl.agents.hook_runner import log_hook_error
-
-        store = open_store(explicit_store(ctx))
-        if not is_job_file(store, job):
-            # Why: this command renames or deletes its job; any other file is left untouched.
-            stderr.print(
-                f"Error: {job}: not a job file of this store; left as it is.", markup=False
-            )
-            raise typer.Exit(1)
-        try:
-            run_ingest_job(store, job)
-        except Exception as exc:  # noqa: BLE001 - nobody waits for this process: log, exit 0
-            import traceback
-
-            log_hook_error(
-                log_path(store),
-                "ingest",
-                job.stem,
-                f"ingest failed: {exc}; the job is kept as *.failed",
-                traceback.format_exc(),
-            )
-            if job.exists():
-                job.replace(job.with_suffix(".failed"))
-
-    @hook_app.command("git")
-    @handles_errors
-    def git_command(
-        ctx: typer.Context,
-        name: str = typer.Argument(..., help="pre-commit, merge or arrived", metavar="NAME"),
-        files: list[str] = typer.Argument(
-            None,
-            help="merge: %O %A %B %L %P as git passes them to a merge driver; "
-            "arrived: OLD NEW (the commits before and after a merge or checkout).",
-            metavar="FILES",
-        ),
-    ) -> None:
-        """pre-commit: check staged memory files; a non-zero exit stops the commit.
-        merge: git's merge driver for memory files; exit 1 when a conflict is left.
-        arrived: note the memory files a teammate's commits between OLD and NEW brought, so
-        their origin is git:<author> (run by the post-merge and post-checkout hooks)."""
-        if name == "merge":
-            _merge_driver(files or [])
-            return
-        if name == "arrived":
-            _note_arrived(ctx, files or [])
-            return
-        if name != "pre-commit":
-            raise UsageError(f"Unknown git hook '{name}'. Expected pre-commit, merge or arrived.")
-        from memctl.agents.git_hooks import repo_root
-        from memctl.agents.precommit import check_staged
-
-        repo = repo_root(Path.cwd())
-        try:
-            store = open_store(explicit_store(ctx), cwd=repo)
-        except StoreNotFound:
-            return  # no store, no memory files to check
-        found = check_staged(repo, store)
-        for problem in found:
-            stderr.print(str(problem), markup=False)
-        problems = [p for p in found if not p.warning]
-        if not problems:
-            return
-        stderr.print(
-            f"memctl: commit refused: {len(problems)} problem(s) in staged memory files. Fix them "
-            "and `git add` again (or commit with --no-verify to skip this check).",
-            markup=False,
-        )
-        raise typer.Exit(code=1)
+    hook_app.command("claude-code")(claude_code_command)
+    hook_app.command("ingest")(ingest_command)
+    hook_app.command("git")(git_command)
 
 
 def _note_arrived(ctx: typer.Context, revisions: list[str]) -> None:

@@ -107,11 +107,7 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
         except MemctlError as exc:
             entry = {"path": str(path), "exists": True, "error": str(exc)}
         report["claude_code"][scope] = entry
-    if any(e.get("failing") for e in report["claude_code"].values()):
-        report["warnings"].append(
-            "Some hooks fail to start; `memctl hooks install claude-code` (with the same "
-            "--project/--local/--user) rewrites them with the absolute path of this memctl."
-        )
+    report["warnings"] += failing_warnings(report["claude_code"])
     installed_in = [s for s, e in report["claude_code"].items() if e.get("installed")]
     if installed_in:
         warning = plugin_warning(report["claude_code"])
@@ -132,6 +128,32 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
     except MemctlError:
         pass
     return report
+
+
+def portable_command_found() -> bool:
+    """Would the committed hooks' command (claude_code.PORTABLE_PREFIX) find memctl here?"""
+    import shutil
+
+    return shutil.which(os.environ.get("MEMCTL_BIN") or "memctl") is not None
+
+
+def failing_warnings(scopes: dict[str, dict]) -> list[str]:
+    """What to do about hooks that fail to start. Why two: the committed file is shared, so
+    reinstalling there would only swap one machine's path for another's."""
+    warnings = []
+    shared = scopes.get("project", {}).get("failing")
+    if shared:
+        warnings.append(
+            "The committed hooks run `memctl` from PATH (or $MEMCTL_BIN), which this machine "
+            "does not find: put memctl on PATH for Claude Code or set MEMCTL_BIN to its path "
+            "(the file is shared: do not reinstall it for one machine)."
+        )
+    if any(scopes.get(scope, {}).get("failing") for scope in ("local", "user")):
+        warnings.append(
+            "Some hooks fail to start; `memctl hooks install claude-code` with the same "
+            "--local/--user rewrites them with the absolute path of this memctl."
+        )
+    return warnings
 
 
 def plugin_warning(scopes: dict[str, dict]) -> str | None:
@@ -179,6 +201,177 @@ def print_status(report: dict) -> None:
         stderr.print(f"Warning: {warning}", markup=False)
 
 
+@handles_errors
+def install_command(
+    target: str = typer.Argument(..., help="claude-code or git.", metavar="TARGET"),
+    project: bool = typer.Option(
+        False, "--project", help="claude-code: <project>/.claude/settings.json (default)."
+    ),
+    local: bool = typer.Option(
+        False,
+        "--local",
+        help="claude-code: <project>/.claude/settings.local.json (not committed).",
+    ),
+    user: bool = typer.Option(
+        False, "--user", help="claude-code: ~/.claude/settings.json (every project)."
+    ),
+    chain: bool = typer.Option(
+        False, "--chain", help="git: keep an existing hook and run it before memctl's."
+    ),
+    command: str = typer.Option(
+        None,
+        "--command",
+        help="How hooks call memctl, as a shell command (default: committed project settings "
+        "run memctl from PATH or $MEMCTL_BIN; --local, --user and git hooks the absolute path "
+        "of this memctl).",
+    ),
+    store_only: bool = typer.Option(
+        False,
+        "--store-only",
+        "--no-user",
+        help="claude-code: the hooks leave your user store out (read and write the project only).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print what changed as JSON."),
+) -> None:
+    """Install memctl's hooks, keeping every hook and setting that is already there.
+
+    Example: memctl hooks install claude-code    (then: memctl hooks status)
+    """
+    check_target(target)
+    prefix = command or default_command_prefix()
+    if target == "git":
+        if project or local or user or store_only:
+            raise UsageError("--project/--local/--user/--store-only apply to claude-code only.")
+        repo = git_hooks.repo_root(Path.cwd())
+        git_result = git_hooks.install_git_hooks(repo, chain=chain, command_prefix=prefix)
+        driver = merge_driver.install_merge_driver(repo, store_dir_in(repo), prefix)
+        if as_json:
+            print_json(
+                {
+                    "hooks_dir": str(git_result.hooks_dir),
+                    "written": git_result.written,
+                    "unchanged": git_result.unchanged,
+                    "chained": git_result.chained,
+                    "merge_driver": {
+                        "attributes": str(driver.attributes),
+                        "pattern": driver.pattern,
+                        "written": driver.attributes_written or driver.config_written,
+                    },
+                }
+            )
+            return
+        written = ", ".join(git_result.written) or "none"
+        chained = ", ".join(git_result.chained)
+        stdout.print(
+            f"git hooks in {git_result.hooks_dir}: written {written}"
+            + (f"; chained {chained}" if git_result.chained else ""),
+            markup=False,
+        )
+        stdout.print(
+            f"merge driver: {driver.pattern} in {driver.attributes} (commit it so every "
+            "clone that runs `memctl hooks install git` merges memories field by field)",
+            markup=False,
+        )
+        return
+    if chain:
+        raise UsageError("--chain applies to git only.")
+    scope = chosen_scope(project, local, user)
+    if command is None and scope == "project":
+        prefix = claude_code.PORTABLE_PREFIX  # committed: must run on every clone
+    path = settings_file(scope)
+    result = claude_code.install_hooks(path, command_prefix=prefix, store_only=store_only)
+    if as_json:
+        print_json(
+            {
+                "path": str(path),
+                "created": result.created,
+                "added": result.added,
+                "updated": result.updated,
+                "unchanged": result.unchanged,
+            }
+        )
+        return
+    if not result.changed:
+        stdout.print(f"Already installed in {path}", markup=False)
+    else:
+        done = ", ".join(result.added + result.updated)
+        stdout.print(f"{'Created' if result.created else 'Updated'} {path}: {done}", markup=False)
+    if prefix == claude_code.PORTABLE_PREFIX and not portable_command_found():
+        stderr.print(
+            f"Note: {path} is committed, so its hooks run `memctl` from PATH (or $MEMCTL_BIN), "
+            f"not this machine's {default_command_prefix()}; Claude Code does not find memctl "
+            "on PATH here. Put it on PATH, set MEMCTL_BIN, or use --local for this machine's "
+            "path.",
+            markup=False,
+        )
+    scopes = status_report(Path.cwd(), home_dir(), check=False)["claude_code"]
+    warning = plugin_warning(scopes)
+    if warning:
+        stderr.print(f"Warning: {warning}", markup=False)
+    _warn_without_store()
+
+
+@handles_errors
+def uninstall_command(
+    target: str = typer.Argument(..., help="claude-code or git.", metavar="TARGET"),
+    project: bool = typer.Option(
+        False, "--project", help="claude-code: project settings (default)."
+    ),
+    local: bool = typer.Option(False, "--local", help="claude-code: local project settings."),
+    user: bool = typer.Option(False, "--user", help="claude-code: user settings."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
+) -> None:
+    """Remove memctl's hooks only; other hooks and settings stay as they are."""
+    check_target(target)
+    if target == "git":
+        repo = git_hooks.repo_root(Path.cwd())
+        removed = git_hooks.uninstall_git_hooks(repo)
+        if merge_driver.uninstall_merge_driver(repo):
+            removed.append("merge driver")
+        where = "git hooks"
+    else:
+        path = settings_file(chosen_scope(project, local, user))
+        removed = claude_code.uninstall_hooks(path).removed
+        where = str(path)
+    if as_json:
+        print_json({"target": target, "where": where, "removed": removed})
+        return
+    stdout.print(
+        f"Removed from {where}: {', '.join(removed)}"
+        if removed
+        else f"Nothing of memctl's in {where}",
+        markup=False,
+    )
+
+
+@handles_errors
+def status_command(
+    check: bool = typer.Option(
+        True, "--check/--no-check", help="Call each installed Claude Code hook dry."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """Show where memctl's hooks are installed (Claude Code settings files, git).
+
+    Each installed Claude Code hook is called dry (it starts and exits at once), so a
+    command Claude Code could not run (exit 127: not found) is reported here.
+    """
+    report = status_report(Path.cwd(), home_dir(), check=check)
+    if as_json:
+        print_json(report)
+        return
+    print_status(report)
+
+
+@handles_errors
+def shell_command(
+    shell: str = typer.Argument(..., help="bash or zsh.", metavar="SHELL"),
+    command: str = typer.Option("memctl", "--command", help="How the snippet calls memctl."),
+) -> None:
+    """Print `mem` / `memq` shell functions; add them with: memctl hooks shell bash >> ~/.bashrc"""
+    sys.stdout.write(git_hooks.shell_snippet(shell, command))
+
+
 def register(app: typer.Typer) -> None:
     hooks_app = typer.Typer(
         help=(
@@ -191,167 +384,10 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
     )
     app.add_typer(hooks_app, name="hooks")
-
-    @hooks_app.command("install")
-    @handles_errors
-    def install_command(
-        target: str = typer.Argument(..., help="claude-code or git.", metavar="TARGET"),
-        project: bool = typer.Option(
-            False, "--project", help="claude-code: <project>/.claude/settings.json (default)."
-        ),
-        local: bool = typer.Option(
-            False,
-            "--local",
-            help="claude-code: <project>/.claude/settings.local.json (not committed).",
-        ),
-        user: bool = typer.Option(
-            False, "--user", help="claude-code: ~/.claude/settings.json (every project)."
-        ),
-        chain: bool = typer.Option(
-            False, "--chain", help="git: keep an existing hook and run it before memctl's."
-        ),
-        command: str = typer.Option(
-            None,
-            "--command",
-            help="How hooks call memctl, as a shell command (default: the absolute path of "
-            "this memctl, else this Python with -m memctl).",
-        ),
-        store_only: bool = typer.Option(
-            False,
-            "--store-only",
-            "--no-user",
-            help="claude-code: the hooks leave your user store out (read and write the project only).",
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print what changed as JSON."),
-    ) -> None:
-        """Install memctl's hooks, keeping every hook and setting that is already there.
-
-        Example: memctl hooks install claude-code    (then: memctl hooks status)
-        """
-        check_target(target)
-        prefix = command or default_command_prefix()
-        if target == "git":
-            if project or local or user or store_only:
-                raise UsageError("--project/--local/--user/--store-only apply to claude-code only.")
-            repo = git_hooks.repo_root(Path.cwd())
-            git_result = git_hooks.install_git_hooks(repo, chain=chain, command_prefix=prefix)
-            driver = merge_driver.install_merge_driver(repo, store_dir_in(repo), prefix)
-            if as_json:
-                print_json(
-                    {
-                        "hooks_dir": str(git_result.hooks_dir),
-                        "written": git_result.written,
-                        "unchanged": git_result.unchanged,
-                        "chained": git_result.chained,
-                        "merge_driver": {
-                            "attributes": str(driver.attributes),
-                            "pattern": driver.pattern,
-                            "written": driver.attributes_written or driver.config_written,
-                        },
-                    }
-                )
-                return
-            written = ", ".join(git_result.written) or "none"
-            chained = ", ".join(git_result.chained)
-            stdout.print(
-                f"git hooks in {git_result.hooks_dir}: written {written}"
-                + (f"; chained {chained}" if git_result.chained else ""),
-                markup=False,
-            )
-            stdout.print(
-                f"merge driver: {driver.pattern} in {driver.attributes} (commit it so every "
-                "clone that runs `memctl hooks install git` merges memories field by field)",
-                markup=False,
-            )
-            return
-        if chain:
-            raise UsageError("--chain applies to git only.")
-        path = settings_file(chosen_scope(project, local, user))
-        result = claude_code.install_hooks(path, command_prefix=prefix, store_only=store_only)
-        if as_json:
-            print_json(
-                {
-                    "path": str(path),
-                    "created": result.created,
-                    "added": result.added,
-                    "updated": result.updated,
-                    "unchanged": result.unchanged,
-                }
-            )
-            return
-        if not result.changed:
-            stdout.print(f"Already installed in {path}", markup=False)
-        else:
-            done = ", ".join(result.added + result.updated)
-            stdout.print(
-                f"{'Created' if result.created else 'Updated'} {path}: {done}", markup=False
-            )
-        scopes = status_report(Path.cwd(), home_dir(), check=False)["claude_code"]
-        warning = plugin_warning(scopes)
-        if warning:
-            stderr.print(f"Warning: {warning}", markup=False)
-        _warn_without_store()
-
-    @hooks_app.command("uninstall")
-    @handles_errors
-    def uninstall_command(
-        target: str = typer.Argument(..., help="claude-code or git.", metavar="TARGET"),
-        project: bool = typer.Option(
-            False, "--project", help="claude-code: project settings (default)."
-        ),
-        local: bool = typer.Option(False, "--local", help="claude-code: local project settings."),
-        user: bool = typer.Option(False, "--user", help="claude-code: user settings."),
-        as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
-    ) -> None:
-        """Remove memctl's hooks only; other hooks and settings stay as they are."""
-        check_target(target)
-        if target == "git":
-            repo = git_hooks.repo_root(Path.cwd())
-            removed = git_hooks.uninstall_git_hooks(repo)
-            if merge_driver.uninstall_merge_driver(repo):
-                removed.append("merge driver")
-            where = "git hooks"
-        else:
-            path = settings_file(chosen_scope(project, local, user))
-            removed = claude_code.uninstall_hooks(path).removed
-            where = str(path)
-        if as_json:
-            print_json({"target": target, "where": where, "removed": removed})
-            return
-        stdout.print(
-            f"Removed from {where}: {', '.join(removed)}"
-            if removed
-            else f"Nothing of memctl's in {where}",
-            markup=False,
-        )
-
-    @hooks_app.command("status")
-    @handles_errors
-    def status_command(
-        check: bool = typer.Option(
-            True, "--check/--no-check", help="Call each installed Claude Code hook dry."
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
-    ) -> None:
-        """Show where memctl's hooks are installed (Claude Code settings files, git).
-
-        Each installed Claude Code hook is called dry (it starts and exits at once), so a
-        command Claude Code could not run (exit 127: not found) is reported here.
-        """
-        report = status_report(Path.cwd(), home_dir(), check=check)
-        if as_json:
-            print_json(report)
-            return
-        print_status(report)
-
-    @hooks_app.command("shell")
-    @handles_errors
-    def shell_command(
-        shell: str = typer.Argument(..., help="bash or zsh.", metavar="SHELL"),
-        command: str = typer.Option("memctl", "--command", help="How the snippet calls memctl."),
-    ) -> None:
-        """Print `mem` / `memq` shell functions; add them with: memctl hooks shell bash >> ~/.bashrc"""
-        sys.stdout.write(git_hooks.shell_snippet(shell, command))
+    hooks_app.command("install")(install_command)
+    hooks_app.command("uninstall")(uninstall_command)
+    hooks_app.command("status")(status_command)
+    hooks_app.command("shell")(shell_command)
 
 
 def _warn_without_store() -> None:

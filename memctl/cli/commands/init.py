@@ -9,46 +9,57 @@ from memctl.core.errors import UsageError
 from memctl.service import init_store
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("init")
-    @handles_errors
-    def init_command(
-        ctx: typer.Context,
-        directory: Path = typer.Argument(
-            None,
-            help="Project folder; the store is created as DIR/.memory (default: here).",
-            metavar="DIRECTORY",
-        ),
-        user: bool = typer.Option(
-            False,
-            "--user",
-            help="Create your own store instead, the one every project reads "
-            "($MEMCTL_USER_STORE, else $XDG_DATA_HOME/memctl, else ~/.local/share/memctl).",
-        ),
-        multilingual: bool = typer.Option(
-            False,
-            "--multilingual",
-            help="Embed with the multilingual model (Chinese, Japanese, Korean, ... and across "
-            "languages) instead of choosing by the store's text (embedding.model: auto).",
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    ) -> None:
-        """Create a memory store (.memory/ with config.yaml, README and .gitignore).
+@handles_errors
+def init_command(
+    ctx: typer.Context,
+    directory: Path = typer.Argument(
+        None,
+        help="Project folder; the store is created as DIR/.memory (default: here).",
+        metavar="DIRECTORY",
+    ),
+    user: bool = typer.Option(
+        False,
+        "--user",
+        help="Create your own store instead, the one every project reads "
+        "($MEMCTL_USER_STORE, else $XDG_DATA_HOME/memctl, else ~/.local/share/memctl).",
+    ),
+    multilingual: bool = typer.Option(
+        False,
+        "--multilingual",
+        help="Embed with the multilingual model (Chinese, Japanese, Korean, ... and across "
+        "languages) instead of choosing by the store's text (embedding.model: auto).",
+    ),
+    nested: bool = typer.Option(
+        False,
+        "--nested",
+        help="Create a store of its own inside a project that has one (commands run from "
+        "here then read only this one).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Create a memory store (.memory/ with config.yaml, README and .gitignore).
 
-        Examples: memctl init (in the project's root); memctl init --user (your own store).
-        """
-        project = _directory_from_store_option(ctx, directory)
-        if user:
-            if project is not None:
-                raise UsageError("--user creates the user store where it belongs; drop DIR.")
-            _init_user(as_json, multilingual)
-            return
-        store = init_store(project if project is not None else Path("."), multilingual=multilingual)
-        if as_json:
-            print_json({"store": str(store.root)})
-        else:
-            stdout.print(f"Created {store.root}")
-            stdout.print('Next: memctl add "something worth remembering"')
+    Examples: memctl init (in the project's root); memctl init --user (your own store).
+    """
+    project = _directory_from_store_option(ctx, directory)
+    if user:
+        if project is not None:
+            raise UsageError("--user creates the user store where it belongs; drop DIR.")
+        _init_user(as_json, multilingual)
+        return
+    folder = project if project is not None else Path(".")
+    if not nested:
+        _refuse_nested(folder)
+    store = init_store(folder, multilingual=multilingual)
+    if as_json:
+        print_json({"store": str(store.root)})
+    else:
+        stdout.print(f"Created {store.root}")
+        stdout.print('Next: memctl add "something worth remembering"')
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init_command)
 
 
 def _directory_from_store_option(ctx: typer.Context, directory: Path | None) -> Path | None:
@@ -67,6 +78,20 @@ def _directory_from_store_option(ctx: typer.Context, directory: Path | None) -> 
     raise UsageError(
         "init takes the project folder, not --store: memctl init DIR creates DIR/.memory."
     )
+
+
+def _refuse_nested(folder: Path) -> None:
+    """A store inside a project that has one hides the project's from every command run below
+    it: say so, unless --nested asks for exactly that."""
+    from memctl.service.init import enclosing_store
+
+    outer = enclosing_store(folder)
+    if outer is not None:
+        raise UsageError(
+            f"This folder is inside the project of {outer}, which commands run here already "
+            "read; a store here would hide it. Use that one, or run memctl init --nested to "
+            "keep a separate store for this folder."
+        )
 
 
 def _init_user(as_json: bool, multilingual: bool = False) -> None:
