@@ -25,6 +25,7 @@ from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.service.memories.lookup import list_memories
 from memctl.service.privacy import shares_private
 from memctl.store.files import atomic_write
+from memctl.store.safe_read import read_input_file
 
 FORMATS = ("jsonl", "claude-md", "agents-md", "cursor-rules")
 DEFAULT_TARGETS = {
@@ -284,7 +285,7 @@ def import_file(
             f"Unknown import format '{fmt}'. Choose one of: {', '.join(IMPORT_FORMATS)}."
         )
     try:
-        raw = path.read_bytes()
+        raw = read_input_file(path, store.settings.limits.max_input_bytes)
     except OSError as exc:
         raise MemctlError(f"Cannot read {path}: {exc.strerror or exc}") from None
     try:
@@ -434,6 +435,9 @@ def _normal(text: str) -> str:
 _RECORD_FIELDS = tuple(key for key in FIELD_ORDER if key not in ("id", "scope"))
 
 
+_TEXT_RECORD_FIELDS = ("title", "type", "source", "agent", "created", "updated", "expires")
+
+
 def _read_jsonl(text: str, path: Path) -> list[_Pending]:
     pending: list[_Pending] = []
     problems: list[InvalidMemoryFile] = []
@@ -448,6 +452,9 @@ def _read_jsonl(text: str, path: Path) -> list[_Pending]:
             build_memory(item.text, **item.fields)  # the same checks add_memory makes
         except json.JSONDecodeError as exc:
             problems.append(InvalidMemoryFile(path, number, f"not valid JSON ({exc.msg})"))
+            continue
+        except RecursionError:
+            problems.append(InvalidMemoryFile(path, number, "JSON nested too deeply"))
             continue
         except (ValueError, TypeError, MemctlError) as exc:
             problems.append(InvalidMemoryFile(path, number, str(exc)))
@@ -468,6 +475,9 @@ def _record_to_pending(record: dict[str, Any], line: int) -> _Pending:
     if not isinstance(tags, list):
         raise ValueError("'tags' must be a list")
     fields: dict[str, Any] = {k: record[k] for k in _RECORD_FIELDS if record.get(k) is not None}
+    for key in _TEXT_RECORD_FIELDS:
+        if key in fields and not isinstance(fields[key], str):
+            raise ValueError(f"'{key}' must be text, not {type(fields[key]).__name__}")
     fields["tags"] = [str(t) for t in tags]
     if record.get("id"):
         fields["memory_id"] = str(record["id"])
