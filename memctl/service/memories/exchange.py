@@ -393,21 +393,9 @@ def _normal(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-_RECORD_FIELDS = {
-    "title",
-    "type",
-    "tags",
-    "importance",
-    "confidence",
-    "source",
-    "agent",
-    "created",
-    "updated",
-    "expires",
-    "pinned",
-    "relations",
-    "version",
-}
+# The front matter keys a JSONL record sets as they are; `id` and `scope` are read apart
+# (memory_id, private).
+_RECORD_FIELDS = tuple(key for key in FIELD_ORDER if key not in ("id", "scope"))
 
 
 def _read_jsonl(text: str, path: Path) -> list[_Pending]:

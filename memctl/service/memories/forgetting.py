@@ -9,7 +9,6 @@ the file was committed.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from memctl.store.forget_journal import (
     read_journal,
     write_journal,
 )
+from memctl.store.git import run_git
 from memctl.store.index import Manifest
 from memctl.store.ledger import LEDGER_NAME
 from memctl.store.task_state import TASK_FILENAME
@@ -241,7 +241,7 @@ def committed_paths(root: Path, relpaths: list[str]) -> list[str]:
     """The files among these that some commit of the enclosing git repository holds."""
     if not relpaths:
         return []
-    top = _git(root, "rev-parse", "--show-toplevel")
+    top = _git_output(root, "rev-parse", "--show-toplevel")
     if not top:
         return []
     committed = []
@@ -251,23 +251,17 @@ def committed_paths(root: Path, relpaths: list[str]) -> list[str]:
             candidates.append(relpath[len("archive/") :])  # where it lived before decay moved it
         for candidate in candidates:
             path = str(root / candidate)
-            if _git(Path(top), "log", "--all", "--oneline", "-1", "--", path):
+            if _git_output(Path(top), "log", "--all", "--oneline", "-1", "--", path):
                 committed.append(path)
     return committed
 
 
-def _git(cwd: Path, *args: str) -> str:
+def _git_output(cwd: Path, *args: str) -> str:
+    """git's output, or "" when there is no git, it fails or it hangs: nothing to report."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(cwd), *args],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""  # no git, or it hangs: nothing to report
-    return done.stdout.strip() if done.returncode == 0 else ""
+        return run_git(cwd, *args, timeout=GIT_TIMEOUT_S).decode(errors="replace").strip()
+    except MemctlError:
+        return ""
 
 
 def _memories_of(store: Store, results: list[ForgetResult]) -> list[Memory]:

@@ -26,7 +26,7 @@ from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
 from memctl.core.text import clip, counted
 from memctl.service.privacy import shares_private, visible
-from memctl.service.provenance import Gate, gate_for
+from memctl.service.provenance import Gate, gate_for, injectable
 from memctl.store.files import max_file_bytes, read_memory
 from memctl.store.sessions import read_meta, read_turns
 from memctl.store.task_state import read_task
@@ -164,11 +164,12 @@ def relevant_memories(
 
     found: dict[str, Recalled] = {}
     gate = gate_for(store)
+    gates = {"project": gate}
 
     def offer(memory: Memory | None, path: str, origin: str) -> bool:
         if memory is None or (session_id and memory.extra.get("session_id") == session_id):
             return False  # the session's own episodes are already in its summary
-        if not visible(memory, include_private) or gate.quarantined(memory):
+        if not visible(memory, include_private) or not injectable([memory], gates):
             return False  # quarantined: waits for `memctl review`, never injected
         if memory.id in found:
             if origin not in found[memory.id].via:
@@ -243,17 +244,15 @@ def _newest_first(text: str | None) -> tuple:
 def confident_facts(
     store: Store, min_confidence: float, limit: int, include_private: bool = False
 ) -> list[Memory]:
-    facts = []
-    gate = gate_for(store)
-    for row in _index_rows(store, FACT_TYPES, include_private):
-        memory = _read(store, row["path"])
-        if (
-            memory is not None
-            and visible(memory, include_private)
-            and memory.confidence >= min_confidence
-            and not gate.quarantined(memory)
-        ):
-            facts.append(memory)
+    read = [_read(store, row["path"]) for row in _index_rows(store, FACT_TYPES, include_private)]
+    sure = [
+        memory
+        for memory in read
+        if memory is not None
+        and visible(memory, include_private)
+        and memory.confidence >= min_confidence
+    ]
+    facts = [memory for memory, _ in injectable(sure, {"project": gate_for(store)})]
     facts.sort(key=lambda m: (-m.confidence, -m.importance, m.id))
     return facts[:limit]
 
