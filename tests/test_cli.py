@@ -56,7 +56,7 @@ def test_add_list_show_recall_forget(project):
     assert set(hits[0]) == {
         "id", "path", "title", "type", "tags", "score", "relevance", "date", "current",
         "superseded_by", "supersedes", "body", "snippet", "neighbours",
-        "origin", "trust", "quarantined",
+        "origin", "trust", "quarantined", "store", "via", "stale",
     }  # fmt: skip
     assert (hits[0]["origin"], hits[0]["trust"], hits[0]["quarantined"]) == (
         "user",

@@ -233,7 +233,7 @@ def test_decay_archives_old_chatter_in_a_store_in_daily_use(store, write_file, f
         "episodic/lunch-1m8k00000ep1.md", episode("1m8k00000ep1", "2023-01-05T10:00:00Z", 0.05)
     )
     today = service.add_memory(store, "We deploy with make release, then promote the rollout")
-    assert cli(store, "recall", "how do we deploy").exit_code == 0  # the store is in use today
+    service.recall(service.RecallRequest(store, "how do we deploy", k=1))  # in use today
     shown = decisions(store)
     assert shown["1m8k00000ep1"] == "archive (score)"
     assert shown[today.memory.id] == "keep (min_age)"

@@ -191,6 +191,10 @@ def answer_recall(
         for column in ("relevance", "id", "type", *(["store"] if federated else []), "memory"):
             table.add_column(column)
         for hit in hits:
+<<<<<<< HEAD
+=======
+            shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
+>>>>>>> main
             # Why: a derived title is the body's opening; printing both says it twice.
             rest = (
                 focused_snippet(hit.snippet, query)
