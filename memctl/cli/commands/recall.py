@@ -191,16 +191,9 @@ def answer_recall(
         for column in ("relevance", "id", "type", *(["store"] if federated else []), "memory"):
             table.add_column(column)
         for hit in hits:
-<<<<<<< HEAD
-=======
             shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
->>>>>>> main
             # Why: a derived title is the body's opening; printing both says it twice.
-            rest = (
-                focused_snippet(hit.snippet, query)
-                if hit.snippet
-                else snippet(after_title(hit.title, hit.body))
-            )
+            rest = shown if hit.snippet else snippet(after_title(hit.title, hit.body))
             said = [rest] if rest else []
             lines = [f"[bold]{escape(hit.title)}[/]", *map(escape, said), *_status_lines(hit)]
             held = _gate(gates, hit).quarantine_reason(hit.memory)
