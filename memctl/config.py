@@ -349,6 +349,9 @@ class Environment:
     user_store: str | None = None  # MEMCTL_USER_STORE: the person's own store
     xdg_data_home: str | None = None  # XDG_DATA_HOME: where the user store lives by default
     home: str | None = None  # HOME
+    # MEMCTL_HOOK_BUDGET: seconds any hook may take before it gives up, over hooks.budgets and
+    # the hook's own limit (a slow or loaded machine; the tests, so no result depends on load).
+    hook_budget: float | None = None
 
 
 def read_environment(env: Mapping[str, str] | Environment | None = None) -> Environment:
@@ -363,7 +366,20 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
         user_store=env.get(USER_STORE_ENV) or None,
         xdg_data_home=env.get("XDG_DATA_HOME") or None,
         home=env.get("HOME") or None,
+        hook_budget=_positive_seconds(env.get(HOOK_BUDGET_ENV)),
     )
+
+
+HOOK_BUDGET_ENV = "MEMCTL_HOOK_BUDGET"
+
+
+def _positive_seconds(value: str | None) -> float | None:
+    """A number of seconds above 0, else None (unset, or not a number: the defaults hold)."""
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 < seconds < float("inf") else None
 
 
 ENGINE_MEMORY_MB_ENV = "MEMCTL_ENGINE_MEMORY_MB"

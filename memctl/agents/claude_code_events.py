@@ -332,7 +332,7 @@ def run_claude_code_hook(
             spec.event,
             stdin_text,
             claude_code_handlers(store, spawn, user_store),
-            time_budget_s=min(budget, spec.timeout - 1),
+            time_budget_s=env.hook_budget or min(budget, spec.timeout - 1),
             log_path=log,
             render=lambda name, text: render_additional_context(name, text, plain=plain),
         )
