@@ -343,6 +343,8 @@ class Environment:
     user_store: str | None = None  # MEMCTL_USER_STORE: the person's own store
     xdg_data_home: str | None = None  # XDG_DATA_HOME: where the user store lives by default
     home: str | None = None  # HOME
+    # MEMCTL_REQUEST_ID: the client's id for one command, so a retry writes nothing twice
+    request_id: str | None = None
 
 
 def read_environment(env: Mapping[str, str] | Environment | None = None) -> Environment:
@@ -357,6 +359,7 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
         user_store=env.get(USER_STORE_ENV) or None,
         xdg_data_home=env.get("XDG_DATA_HOME") or None,
         home=env.get("HOME") or None,
+        request_id=env.get("MEMCTL_REQUEST_ID") or None,
     )
 
 

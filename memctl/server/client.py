@@ -43,6 +43,7 @@ HOOK_REPLY_TIMEOUT_S = {
 }
 STARTING_GRACE_S = 30.0  # a start marker older than this belongs to a start that failed
 LOG_ROTATE_BYTES = 1024 * 1024
+REQUEST_ID_ENV = "MEMCTL_REQUEST_ID"  # config.Environment.request_id
 
 
 class CommandLine:
@@ -93,6 +94,10 @@ def run_via_server(argv: list[str]) -> int | None:
     command = CommandLine(argv)
     if not command.served:
         return None
+    if command.name == "add" and not os.environ.get(REQUEST_ID_ENV):
+        # Why in os.environ: the engine gets it with the request, and an in-process run after
+        # the engine died mid-add uses the same id, so an add that landed is not written twice.
+        os.environ[REQUEST_ID_ENV] = os.urandom(16).hex()
     try:
         stdin = _take_stdin(command)
         root = _store_root(command, stdin)

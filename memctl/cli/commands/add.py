@@ -6,6 +6,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_store, user_store_or_fail
+from memctl.config import read_environment
 from memctl.core.errors import LowValueContent, UsageError
 from memctl.core.input_limits import InputRefused
 from memctl.core.memory import MEMORY_TYPES
@@ -168,6 +169,7 @@ def add_command(
             confidence=confidence,
             dedup=not no_dedup,
             extra=anchors.extra or None,
+            request_id=read_environment().request_id,
         )
     except LowValueContent as refused:
         if as_json:
