@@ -151,7 +151,8 @@ def write(path: Path, text: str | bytes) -> Path:
 
 def symlink_leak(r: Runner) -> str:
     project = r.store("symlink")
-    (project / ".memory/semantic/p.md").symlink_to("/etc/passwd")
+    decoy = write(r.scratch / "decoy-etc" / "passwd", "root:x:0:0:root:/root:/bin/bash\n")
+    (project / ".memory/semantic/p.md").symlink_to(decoy)  # Why a decoy: never a real system file
     done = r.run(project, "recall", "root", "--json")
     leaked = "root:x:0:0" in done.stdout
     return ("returns /etc/passwd" if leaked else "not returned") + f"; {done.summary()}"
