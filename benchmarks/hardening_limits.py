@@ -11,7 +11,8 @@ a checkout (this repository is "after"; --before names an older checkout, e.g. o
 - `full disk`: `memctl add` on a 3 MB tmpfs filled to 0-128 KB free (skipped where no tmpfs
   can be mounted: it needs root).
 - `engine killed mid-burst`: 12 clients add at once through the engine; the engine is killed
-  (SIGKILL) once the first answer is out; every client then finishes (in-process if need be).
+  (SIGKILL) as the first memory file of the burst appears; every client then finishes
+  (in-process if need be).
 - `compaction killed`: `memctl compact` killed at its 1st, 2nd or 3rd episode rewrite, after
   the rewrite's temp file is written; then the next `memctl compact`.
 
@@ -218,7 +219,9 @@ def _burst_round(c: Checkout, round_: int) -> Counter:
     threads = [threading.Thread(target=client, args=(n,)) for n in range(BURST_CLIENTS)]
     for thread in threads:
         thread.start()
-    first_done.wait(600)
+    # Why at the first file: the burst has written, its replies are not all out yet
+    while not memory_files(store) and not first_done.is_set():
+        time.sleep(0.002)
     pid = _engine_pid(runtime)
     if pid:
         os.kill(pid, signal.SIGKILL)
