@@ -369,3 +369,27 @@ def test_an_add_the_engine_wrote_before_it_died_is_not_written_again(
     files = sorted(p for p in store.rglob("*.md") if p.name != "README.md")
     assert len(files) == 1 and json.loads(done.stdout)["path"] == str(files[0])
     assert "mentions: 2" not in files[0].read_text()
+
+
+def test_the_engine_serves_only_a_store_a_client_would_name(tmp_path):
+    from memctl import service
+    from memctl.server.stores import store_refusal
+
+    project = tmp_path / "project"
+    service.init_store(project)
+    plain = tmp_path / "etc"
+    plain.mkdir()
+    (plain / "passwd").write_text("root:x:0:0\n")
+
+    def header(store: Path, *argv: str) -> dict:
+        return {"store": str(store), "argv": list(argv), "cwd": str(project)}
+
+    assert store_refusal(header(project / ".memory", "recall", "x")) is None
+    assert store_refusal(header(project, "--store", ".", "recall", "x")) is None  # holds .memory
+    assert store_refusal(header(project / ".memory", "-s", ".memory", "add", "x")) is None
+    assert store_refusal(header(plain, "recall", "x")) == "not a memctl store"
+    assert store_refusal(header(tmp_path / "gone", "recall", "x")) == "no such store"
+    assert store_refusal(header(project / ".memory", "--store", str(plain), "add", "x"))
+    assert store_refusal(header(project / ".memory", f"--store={plain}", "index"))
+    assert store_refusal({"store": "relative", "argv": [], "cwd": "/"}) == "no such store"
+    assert list(plain.iterdir()) == [plain / "passwd"]

@@ -26,7 +26,8 @@ from memctl.server.client import CommandLine
 from memctl.server.freshness import StoreWatch
 from memctl.service.retrieval.indexing import SyncTicket, set_freshness_guard
 
-STORE_MARKERS = ("config.yaml", ".state")  # what `memctl init` leaves in every store
+# What `memctl init` leaves in every store; `.memory`: a project folder named by `--store`
+STORE_MARKERS = ("config.yaml", ".state", ".memory")
 
 
 def store_refusal(header: dict) -> str | None:
