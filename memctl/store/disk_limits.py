@@ -3,7 +3,7 @@ failures, whichever layer met it: an OSError of our own writes, LanceDB's IO err
 
 Such a failure gets one clear line naming the limit (core.errors.StorageFull), not a report of
 an unexpected error; work that only keeps the index up to date after the memory file landed is
-left for later instead of failing the command (see `index_after_write`).
+left for later instead of failing the command (see service.after_reply.index_after_write).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import errno
 import os
 import re
 import resource
-from collections.abc import Callable
 from pathlib import Path
 
 from memctl.core.errors import StorageFull
@@ -95,25 +94,3 @@ def refused_write(error: OSError, path: Path) -> StorageFull | None:
     """The StorageFull for an OSError met writing `path`, when the disk refused it."""
     limit = storage_limit(error, path.parent)
     return StorageFull(limit, str(path)) if limit else None
-
-
-def index_after_write(store_index: Path, work: Callable[[], object]) -> Callable[[], None]:
-    """`work` (indexing memory files already on disk), except that a refused write leaves the
-    index behind with a warning instead of failing a command whose memory landed."""
-
-    def run() -> None:
-        try:
-            work()
-        except Exception as exc:
-            limit = storage_limit(exc, store_index)
-            if limit is None:
-                raise
-            from memctl.store.files import note_problem
-
-            note_problem(
-                str(store_index),
-                f"not indexed: {limit}; the memory file is saved, and `memctl index` "
-                "catches up once there is room",
-            )
-
-    return run

@@ -47,12 +47,11 @@ from memctl.core.revisions import (
     revised,
 )
 from memctl.core.supersession import SUPERSEDING_TYPES, SupersedeLimits, supersedes
-from memctl.service.after_reply import later
+from memctl.service.after_reply import index_after_write, later
 from memctl.service.memories import write_queue
 from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
-from memctl.store.disk_limits import index_after_write
 from memctl.store.files import (
     check_id,
     file_lock,

@@ -20,7 +20,7 @@ from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
-from memctl.service.after_reply import later
+from memctl.service.after_reply import index_after_write, later
 from memctl.service.memories.add import (
     AddResult,
     apply_decision,
@@ -43,7 +43,6 @@ from memctl.service.retrieval.indexing import (
     sync_index,
     vectors_by_hash,
 )
-from memctl.store.disk_limits import index_after_write
 from memctl.store.files import (
     file_lock,
     folder_syncs_deferred,
