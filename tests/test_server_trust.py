@@ -386,6 +386,7 @@ def test_the_engine_serves_only_a_store_a_client_would_name(tmp_path):
 
     assert store_refusal(header(project / ".memory", "recall", "x")) is None
     assert store_refusal(header(project, "--store", ".", "recall", "x")) is None  # holds .memory
+    assert store_refusal(header(project / ".memory", "--store", ".", "recall", "x")) is None
     assert store_refusal(header(project / ".memory", "-s", ".memory", "add", "x")) is None
     assert store_refusal(header(plain, "recall", "x")) == "not a memctl store"
     assert store_refusal(header(tmp_path / "gone", "recall", "x")) == "no such store"

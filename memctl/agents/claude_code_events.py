@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.hook_runner import log_hook_error
-from memctl.agents.ingest import ingest_transcript
+from memctl.agents.ingest import hook_transcript, ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
@@ -164,6 +164,7 @@ def capture_transcript(
     """
     if not payload.transcript_path:
         raise MemctlError(f"{payload.event} payload has no transcript_path; nothing to capture")
+    hook_transcript(store, payload.transcript_path)
     job = {
         "session_id": payload.session_id,
         "transcript_path": payload.transcript_path,
@@ -231,7 +232,7 @@ def run_ingest_job(store: Store, job_path: Path) -> None:
     ingest_transcript(
         store,
         str(job.get("session_id") or ""),
-        Path(job["transcript_path"]),
+        hook_transcript(store, str(job["transcript_path"])),
         final=bool(job.get("final")),
         user_store=user_store,
     )

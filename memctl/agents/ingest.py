@@ -14,9 +14,11 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.conversation import Turn
+from memctl.core.errors import MemctlError
 from memctl.core.memory import parse_time
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
+from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, read_input_file
 
 AGENT = "claude-code"
 
@@ -47,8 +49,9 @@ def ingest_transcript(
     """Feed the transcript's new turns to the session buffer and extraction; end the session
     (writing its episode) when `final`. Extraction routes what is about the person to
     `user_store`, when given; the session, its episodes and compaction stay in `store`."""
-    turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
-    tool_outputs = read_transcript_tools(Path(transcript_path))
+    limit = store.settings.limits.max_input_bytes
+    turns = [t for t in read_transcript(Path(transcript_path), limit) if t.content.strip()]
+    tool_outputs = read_transcript_tools(Path(transcript_path), limit)
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):
         state = load_session_state(store, session_id)
@@ -92,29 +95,36 @@ def ingest_transcript(
     return report
 
 
-def read_transcript(path: Path) -> list[Turn]:
-    """The transcript's turns. Claude Code appends to it while the session runs, so a last
-    line without its newline is a write in progress: it is left for the next call."""
-    from memctl.agents.transcripts import read_conversation
-    from memctl.core.errors import InvalidMemoryFile
+def hook_transcript(store: Store, path: str | Path) -> Path:
+    """A hook payload's `transcript_path`, when it is a transcript in one of the store's
+    `hooks.transcript_folders` (agents.transcripts.checked_transcript_path); else refused."""
+    from memctl.agents.transcripts import checked_transcript_path
 
-    raw = path.read_bytes()
+    folders = [Path(folder).expanduser() for folder in store.settings.hooks.transcript_folders]
+    return checked_transcript_path(path, folders)
+
+
+def read_transcript(path: Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> list[Turn]:
+    """The transcript's turns. Claude Code appends to it while the session runs, so a last
+    line without its newline is a write in progress: it is left for the next call. Only a
+    regular JSONL file of at most `max_bytes` is read."""
+    from memctl.agents.transcripts import read_jsonl_transcript
+
+    raw = read_input_file(path, max_bytes)
     if raw.lstrip().startswith(b"{") and not raw.endswith(b"\n"):
         raw = raw[: raw.rfind(b"\n") + 1]
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidMemoryFile(path, raw[: exc.start].count(b"\n") + 1, "not UTF-8 text") from None
-    return read_conversation(text, source=str(path))
+    return read_jsonl_transcript(raw, str(path))
 
 
-def read_transcript_tools(path: Path) -> list[tuple[str, str]]:
+def read_transcript_tools(
+    path: Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES
+) -> list[tuple[str, str]]:
     """What the transcript's tools returned (agents.transcripts.read_tool_outputs)."""
     from memctl.agents.transcripts import read_tool_outputs
 
     try:
-        return read_tool_outputs(path.read_bytes().decode("utf-8-sig", errors="replace"))
-    except OSError:
+        return read_tool_outputs(read_input_file(path, max_bytes).decode("utf-8-sig", "replace"))
+    except (OSError, MemctlError):
         return []
 
 

@@ -54,7 +54,9 @@ def store_refusal(header: dict) -> str | None:
     if chosen is not None:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             return "malformed working directory"
-        if os.path.realpath(os.path.join(cwd, os.path.expanduser(chosen))) != root:
+        named = os.path.realpath(os.path.join(cwd, os.path.expanduser(chosen)))
+        # Why the inner folder too: `--store PROJECT` names the store PROJECT/.memory
+        if root not in (named, os.path.realpath(os.path.join(named, ".memory"))):
             return "the command line names another store"
     return None
 
