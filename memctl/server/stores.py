@@ -54,9 +54,9 @@ def store_refusal(header: dict) -> str | None:
     if chosen is not None:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             return "malformed working directory"
-        named = os.path.realpath(os.path.join(cwd, os.path.expanduser(chosen)))
+        given = os.path.realpath(os.path.join(cwd, os.path.expanduser(chosen)))
         # Why the inner folder too: `--store PROJECT` names the store PROJECT/.memory
-        if root not in (named, os.path.realpath(os.path.join(named, ".memory"))):
+        if root not in (given, os.path.realpath(os.path.join(given, ".memory"))):
             return "the command line names another store"
     return None
 
