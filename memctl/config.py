@@ -352,6 +352,8 @@ class Environment:
     # MEMCTL_HOOK_BUDGET: seconds any hook may take before it gives up, over hooks.budgets and
     # the hook's own limit (a slow or loaded machine; the tests, so no result depends on load).
     hook_budget: float | None = None
+    # MEMCTL_REQUEST_ID: the client's id for one command, so a retry writes nothing twice
+    request_id: str | None = None
 
 
 def read_environment(env: Mapping[str, str] | Environment | None = None) -> Environment:
@@ -367,6 +369,7 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
         xdg_data_home=env.get("XDG_DATA_HOME") or None,
         home=env.get("HOME") or None,
         hook_budget=_positive_seconds(env.get(HOOK_BUDGET_ENV)),
+        request_id=env.get("MEMCTL_REQUEST_ID") or None,
     )
 
 

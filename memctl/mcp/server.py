@@ -355,7 +355,9 @@ def finish_interrupted_forget(store: Store) -> None:
 
 
 def serve_stdio(store: Store) -> None:
-    build_server(store).run("stdio")
+    from memctl.mcp.transport import serve_stdio as serve_checked
+
+    serve_checked(build_server(store))
 
 
 def action_items(store, paths: list[str], text: str, k: int, include_private: bool) -> list[dict]:

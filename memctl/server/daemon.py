@@ -46,7 +46,7 @@ from memctl.server.control import read_info
 from memctl.server.identity import code_identity, memctl_version
 from memctl.server.lock import take_lock, write_info
 from memctl.server.protocol import PROTOCOL, recv_message, send_message
-from memctl.server.stores import OpenStores, StoreGone, StoreSession
+from memctl.server.stores import OpenStores, StoreGone, StoreSession, store_refusal
 
 DRAIN_S = 300.0  # commands in flight may finish this long after a stop
 READ_REQUEST_TIMEOUT_S = 10.0
@@ -423,10 +423,10 @@ class Engine:
                 send_message(conn, {"accepted": False, "reason": reason})
                 if reason != "stopping":
                     self.request_stop(f"a client runs {reason}")
-            elif not isinstance(header.get("store"), str) or not os.path.isdir(header["store"]):
-                # Why: a store removed (or never named): the client reports it in-process; the
-                # engine neither serves nor creates it.
-                send_message(conn, {"accepted": False, "reason": "no such store", "restart": False})
+            elif refusal := store_refusal(header):
+                # Why: a store removed, never named, or not one: the client reports it
+                # in-process; the engine neither serves nor creates it.
+                send_message(conn, {"accepted": False, "reason": refusal, "restart": False})
             elif busy := self._busy_reason():
                 send_message(conn, {"accepted": False, "reason": busy, "restart": False})
             else:
