@@ -275,10 +275,11 @@ def claude_code_handlers(
 
         return action_context(store, payload, user_store)
 
-    def stop(payload: HookPayload) -> None:
+    def stop(payload: HookPayload) -> str | None:
         from memctl.agents.action_events import note_reply
 
         note_reply(store, payload)
+        return ask_agent_to_record(store, payload)
 
     return {
         "SessionStart": session_start,
@@ -288,6 +289,81 @@ def claude_code_handlers(
         "PreToolUse": pre_tool_use,
         "Stop": stop,
     }
+
+
+# --- Stop: the session's own agent as the extractor ------------------------------------------
+
+RECORD_ASK = """memctl (this project's memory) asks once, before you stop: record what this \
+session taught that a later session will need, so the user never has to say it twice. Use the \
+memctl MCP tool `add` (one memory per call; if you do not have it, run `memctl add --type TYPE \
+--agent claude-code "TEXT"`). Keep only:
+- corrections the user made and standing requests ("never ...", "use X, not Y"): type preference \
+or procedural, in the user's terms;
+- commands that worked for this project (tests, build, lint, type-check): type procedural, the \
+exact command in backticks;
+- gotchas: what failed, then what worked, and where (file or command);
+- decisions: the option chosen and why: type semantic.
+Each memory is one standalone sentence: name what "it" refers to, write dates instead of \
+"yesterday", no narration of what you did, nothing only about this one task, no secrets, \
+nothing already in memory. If nothing qualifies, record nothing. Then stop."""
+
+
+def ask_agent_to_record(store: Store, payload: HookPayload) -> str | None:
+    """Claude Code's Stop response asking the agent to record what is worth keeping, or None.
+
+    Only with no LLM configured (with one, ingest extracts through it), never while the agent
+    is already continuing because of a Stop hook (`stop_hook_active`), at most once per session,
+    and only when the session did something worth keeping (core.worth_keeping)."""
+    if payload.raw.get("stop_hook_active") or not payload.transcript_path:
+        return None
+    if not store.settings.hooks.ask_agent_to_record:
+        return None
+    from memctl.integrations.llm import llm_settings
+
+    if llm_settings(store) is not None:
+        return None
+    from memctl.store.hook_state import save_session_state
+
+    state = load_session_state(store, payload.session_id)
+    if state.get("asked_to_record"):
+        return None
+    if not session_worth_keeping(Path(payload.transcript_path)):
+        return None
+    state["asked_to_record"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    save_session_state(store, payload.session_id, state)
+    return json.dumps({"decision": "block", "reason": RECORD_ASK}, ensure_ascii=False)
+
+
+def session_worth_keeping(transcript: Path) -> bool:
+    """The session said or did something a later one needs: a user turn that states a rule
+    or correction, a development command that succeeded, or a file the agent changed."""
+    from memctl.agents.ingest import read_transcript, read_transcript_tools
+    from memctl.core.extract_commands import development_command
+    from memctl.core.extract_rules import extract_candidates
+
+    try:
+        turns = read_transcript(transcript)
+    except (OSError, MemctlError):
+        return False
+    if extract_candidates([t for t in turns if t.role == "user"]):
+        return True
+    _, calls = read_transcript_tools(transcript)
+    changing = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
+    return any(
+        call.ok
+        and (call.name in changing or (call.name == "Bash" and development_command(call.command)))
+        for call in calls
+    )
+
+
+def render_hook_output(event: str, text: str, *, plain: bool = False) -> str:
+    """What a hook prints: Stop's response as memctl wrote it (a JSON decision), the context
+    events' text as additional context (agents.claude_code.render_additional_context)."""
+    from memctl.agents.claude_code import canonical_event, render_additional_context
+
+    if canonical_event(event) == "Stop":
+        return text if text.strip().startswith("{") else ""
+    return render_additional_context(event, text, plain=plain)
 
 
 def run_claude_code_hook(
@@ -306,11 +382,7 @@ def run_claude_code_hook(
 
     `store_only`: leave the user store out, for reading and for writing. `store`: the store
     already found and open (the engine's), instead of finding it again."""
-    from memctl.agents.claude_code import (
-        normalize_payload,
-        render_additional_context,
-        spec_for,
-    )
+    from memctl.agents.claude_code import normalize_payload, spec_for
     from memctl.agents.hook_runner import log_hook_error, run_hook, spawn_detached
 
     given, store = store, None
@@ -333,7 +405,7 @@ def run_claude_code_hook(
             claude_code_handlers(store, spawn, user_store),
             time_budget_s=min(budget, spec.timeout - 1),
             log_path=log,
-            render=lambda name, text: render_additional_context(name, text, plain=plain),
+            render=lambda name, text: render_hook_output(name, text, plain=plain),
         )
     except Exception as exc:  # noqa: BLE001 - an unknown event or a broken config: still exit 0
         if store is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.conversation import Turn
+from memctl.core.conversation import ToolCall, Turn
 from memctl.core.memory import parse_time
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
@@ -47,8 +47,23 @@ def ingest_transcript(
     """Feed the transcript's new turns to the session buffer and extraction; end the session
     (writing its episode) when `final`. Extraction routes what is about the person to
     `user_store`, when given; the session, its episodes and compaction stay in `store`."""
+    from memctl.service.lifecycle.episodes import word_vector_summaries
+
+    with word_vector_summaries():
+        return _ingest(store, session_id, transcript_path, final=final, user_store=user_store)
+
+
+def _ingest(
+    store: Store,
+    session_id: str,
+    transcript_path: Path,
+    *,
+    final: bool,
+    user_store: Store | None,
+) -> IngestReport:
     turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
-    tool_outputs = read_transcript_tools(Path(transcript_path))
+    outputs_at, tool_calls = read_transcript_tools(Path(transcript_path))
+    tool_outputs = [(origin, body) for _, origin, body in outputs_at]
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):
         state = load_session_state(store, session_id)
@@ -60,8 +75,19 @@ def ingest_transcript(
         new_turns = turns[done:]
         # Why no sync on the way: everything this ingest writes is indexed once, below.
         if new_turns:  # first: a retry after a failure below re-extracts, and dedup says NOOP
+            # Why only calls after the turns already taken: an earlier ingest learned from those.
+            since = turns[done - 1].last_line + 1 if done else 0
+            calls = [call for call in tool_calls if call.line >= since]
             report.extracted.extend(
-                _extract(store, new_turns, str(transcript_path), user_store, tool_outputs)
+                _extract(
+                    store,
+                    new_turns,
+                    str(transcript_path),
+                    user_store,
+                    outputs_at,
+                    calls,
+                    session,
+                )
             )
         for index in range(done, len(turns)):
             report.episodes.extend(_buffer_turn(store, session, turns[index]))
@@ -71,13 +97,16 @@ def ingest_transcript(
             report.episodes.extend(_end(store, session, report))
             report.ended = True
         _mark_borrowed(store, report.episodes, tool_outputs)  # before compaction reads them
-        if final:
-            if store.settings.hooks.compact_on_end:
-                report.knowledge.extend(_compact(store))
-        if report.extracted or report.episodes or report.knowledge:
-            from memctl.service.retrieval.indexing import sync_index
+        from memctl.service.retrieval.indexing import sync_index
 
+        if report.extracted or report.episodes:
+            # Why before compaction: it reads the episodes' vectors from the index instead of
+            # embedding them a second time.
             sync_index(store)
+        if final and store.settings.hooks.compact_on_end:
+            report.knowledge.extend(_compact(store))
+            if report.knowledge:
+                sync_index(store)
         state.setdefault("ingests", []).append(
             {
                 "turns": len(new_turns),
@@ -108,14 +137,16 @@ def read_transcript(path: Path) -> list[Turn]:
     return read_conversation(text, source=str(path))
 
 
-def read_transcript_tools(path: Path) -> list[tuple[str, str]]:
-    """What the transcript's tools returned (agents.transcripts.read_tool_outputs)."""
-    from memctl.agents.transcripts import read_tool_outputs
+def read_transcript_tools(path: Path) -> tuple[list[tuple[int, str, str]], list[ToolCall]]:
+    """What the transcript's tools returned, where (agents.transcripts.read_tool_outputs_at), and the
+    agent's tool calls with how each turned out (agents.transcripts.read_tool_calls)."""
+    from memctl.agents.transcripts import read_tool_calls, read_tool_outputs_at
 
     try:
-        return read_tool_outputs(path.read_bytes().decode("utf-8-sig", errors="replace"))
+        text = path.read_bytes().decode("utf-8-sig", errors="replace")
     except OSError:
-        return []
+        return [], []
+    return read_tool_outputs_at(text), read_tool_calls(text)
 
 
 def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
@@ -176,9 +207,12 @@ def _extract(
     turns: list[Turn],
     source: str,
     user_store: Store | None = None,
-    tool_outputs: list[tuple[str, str]] | None = None,
+    outputs_at: list[tuple[int, str, str]] | None = None,
+    tool_calls: list[ToolCall] | None = None,
+    session: str = "",
 ) -> list[str]:
-    """Durable facts, preferences and procedures the new turns state (`memctl extract`)."""
+    """Durable facts, preferences and procedures the new turns state (`memctl extract`), and
+    the commands the agent's tool calls show."""
     from memctl.service.extraction import extract
 
     result = extract(
@@ -187,7 +221,10 @@ def _extract(
         source=source,
         user_store=user_store,
         sync=False,
-        tool_outputs=tool_outputs or (),
+        tool_outputs=[(origin, body) for _, origin, body in outputs_at or ()],
+        tool_output_lines=[at for at, _, _ in outputs_at or ()],
+        tool_calls=tool_calls or (),
+        session=session,
     )
     return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
 

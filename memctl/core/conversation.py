@@ -13,6 +13,22 @@ class Turn:
     role: str
     content: str
     timestamp: str | None = None
+    # Where the turn is in its transcript (1-based lines, first and last); 0 when unknown.
+    line: int = 0
+    last_line: int = 0
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the agent made in a transcript, with how it turned out."""
+
+    name: str  # "Bash", "Edit", ...
+    command: str  # Bash: the command line; "" for other tools
+    path: str  # Read/Edit/Write: the file; "" otherwise
+    line: int  # transcript line of the call
+    ok: bool | None = None  # None: no result seen (interrupted, or the transcript ends)
+    result_line: int = 0
+    output: str = ""  # the start of what the tool returned
 
 
 @dataclass(frozen=True)
@@ -30,6 +46,12 @@ class Candidate:
     evidence: str
     # Whose words (core.provenance): "user" for a user turn, "agent" for the assistant's.
     origin: str = "user"
+    # The transcript lines it came from (first, last); 0 when unknown.
+    line: int = 0
+    last_line: int = 0
+    # Anchors: the commands and files it is about.
+    commands: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
 
 
 def render_turns(turns: list[Turn]) -> str:

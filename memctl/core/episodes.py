@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.conversation import Turn
 from memctl.core.sentences import split_sentences, strip_code_blocks
-from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -70,17 +69,88 @@ class EpisodeDraft:
         }
 
 
+# The agent narrating its own work ("Let me check…", "Now I'll…", "Done.", "Perfect!"): what it
+# is about to do or a cheer, never what happened or why.
+_NARRATION = re.compile(
+    r"^(?:[*_#>\s-]*)(?:let me|let's|now\b|next\b|first,|then,|done\b|good\b|great\b|perfect\b|"
+    r"excellent\b|okay\b|ok\b|alright\b|sure\b|got it\b|i'll|i will|i'm going to|i am going to|"
+    r"i need to|i should|i can see|i see\b|i now|i've now|i understand|here's|here is|"
+    r"looking at|checking|running|all green|you're right|you are right|absolutely|"
+    r"understood|thanks|thank you|great question|this (?:is|was) (?:a )?(?:good|great))",
+    re.IGNORECASE,
+)
+# A user turn that says the agent's last claim was wrong ("no, it still fails", "that's not
+# fixed", "wrong file"): the claim must not become the episode's outcome.
+_REFUTES = re.compile(
+    r"^(?:no\b|nope\b|wrong\b|not\s+(?:fixed|resolved|done|working|true|quite|really)|"
+    r"that'?s\s+(?:not|wrong)|this\s+is\s+(?:not|wrong)|it'?s\s+(?:not|still)|"
+    r"(?:it|that|this)\s+(?:still|didn'?t|doesn'?t|does not|did not|is still)|still\b|"
+    r"you\s+(?:didn'?t|did not|broke|missed)|why\s+(?:did|are|is)\b|"
+    r"(?:it|that|this)\s+(?:is|was)\s+not\b|不对|不是|还是不行|没有修好|错了)",
+    re.IGNORECASE,
+)
+# User turns whose words are the agent's or a tool's, not the person's: a plan handed back,
+# a lead agent's message, a background task's notice, a compaction summary.
+_AGENT_WRITTEN = re.compile(
+    r"^\s*(?:Implement the following plan:|<teammate-message\b|<task-notification>|"
+    r"This session is being continued from a previous conversation|Caveat: The messages below)",
+    re.IGNORECASE,
+)
+
+
+def is_narration(sentence: str) -> bool:
+    """The agent narrating its own work, or a lead-in that ends with a colon."""
+    text = sentence.strip()
+    return bool(_NARRATION.match(text)) or text.endswith((":", "：", "..."))
+
+
+def refuted_turns(turns: Sequence[Turn]) -> set[int]:
+    """Indexes of the assistant turns the user's next turn refutes."""
+    refuted: set[int] = set()
+    last_assistant = None
+    for index, turn in enumerate(turns):
+        if turn.role == "assistant":
+            last_assistant = index
+        elif turn.role == "user":
+            if last_assistant is not None and _REFUTES.match(turn.content.strip()):
+                refuted.add(last_assistant)
+            last_assistant = None
+    return refuted
+
+
 def turn_sentences(turns: Sequence[Turn]) -> list[tuple[str, str]]:
-    """(role, sentence) pairs of the conversational turns, tool output clipped."""
+    """(role, sentence) pairs of the conversational turns, tool output clipped. Left out: the
+    agent's narration, the claims of an agent turn the user refuted next, and user turns the
+    agent wrote (a plan handed back)."""
     pairs: list[tuple[str, str]] = []
-    for turn in turns:
-        if turn.role == "system":
+    refuted = refuted_turns(turns)
+    for index, turn in enumerate(turns):
+        if turn.role == "system" or index in refuted:
+            continue
+        if turn.role == "user" and _AGENT_WRITTEN.match(turn.content):
             continue
         text = turn.content
         if turn.role == "tool" and len(text) > TOOL_OUTPUT_CHARS:
             text = text[:TOOL_OUTPUT_CHARS]
-        pairs.extend((turn.role, sentence) for sentence in split_sentences(strip_code_blocks(text)))
+        for sentence in _line_sentences(strip_code_blocks(text)):
+            if turn.role == "assistant" and is_narration(sentence):
+                continue
+            pairs.append((turn.role, sentence))
     return pairs
+
+
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+
+def _line_sentences(text: str) -> list[str]:
+    """Sentences, a list item or a line of its own counting as one even without a period
+    (agents answer in Markdown lists; run together, their items read as one long sentence)."""
+    found: list[str] = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).replace("**", "").strip(" #>")
+        if line:
+            found.extend(split_sentences(line))
+    return found
 
 
 def label_runs(pairs: Sequence[tuple[str, str]]) -> str:
@@ -181,15 +251,35 @@ def conversation_importance(text: str, decisions: Sequence[str], outcomes: Seque
     return round(min(score, 0.9), 2)
 
 
+TITLE_CHARS = 90
+
+
 def episode_title(turns: Sequence[Turn], topics: Sequence[str]) -> str:
+    """What the user asked for, in their words (the first request of three words or more);
+    else the topics; cut at a word boundary, never mid-word."""
+    for turn in turns:
+        if turn.role != "user" or _AGENT_WRITTEN.match(turn.content):
+            continue
+        for sentence in split_sentences(strip_code_blocks(turn.content)):
+            words = sentence.split()
+            if len(words) >= 3 and sum(ch.isalpha() for ch in sentence) > 0.6 * len(sentence):
+                return _word_cut(" ".join(words), TITLE_CHARS)
+            break
     if topics:
         names = list(topics[:3])
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         return f"Conversation about {listed}"
     for turn in turns:
         if turn.role == "user" and turn.content.strip():
-            return clip(turn.content, 70)
+            return _word_cut(" ".join(turn.content.split()), TITLE_CHARS)
     return "Conversation"
+
+
+def _word_cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:-")
+    return cut or text[:limit]
 
 
 def draft_conversation(
@@ -201,8 +291,14 @@ def draft_conversation(
     pairs = turn_sentences(turns)
     text = "\n".join(sentence for _, sentence in pairs)
     decisions = find_decisions(text)[:MAX_LISTED]
+    # Why only the agent's sentences: an outcome is what the work came to; the user's report
+    # of an error is the problem, and a pasted log is neither.
     outcomes = [
-        s for _, s in pairs if (find_outcomes(s) or _MORE_OUTCOMES.search(s)) and s not in decisions
+        s
+        for role, s in pairs
+        if role == "assistant"
+        and (find_outcomes(s) or _MORE_OUTCOMES.search(s))
+        and s not in decisions
     ]
     outcomes = list(dict.fromkeys(outcomes))[:MAX_LISTED]
     topics = key_topics(text, 5)
