@@ -172,33 +172,85 @@ def capture_transcript(
         "queued": time.time(),
         "user_store": str(user_store.root) if user_store is not None else None,
     }
-    background = store.settings.hooks.background
-    if not background or spawn is None:
-        ingest_transcript(
-            store,
-            payload.session_id,
-            Path(payload.transcript_path),
-            final=final,
-            user_store=user_store,
-        )
-        return
     jobs = jobs_dir(store)
     name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"
     job_path = jobs / name
+    # Why the job file even in the foreground: work that outruns the hook's budget stays
+    # queued (a later hook finishes it, `memctl hooks status` shows it) instead of vanishing.
     atomic_write(job_path, json.dumps(job).encode("utf-8"))
-    spawn(
-        [
-            sys.executable,
-            "-m",
-            "memctl",
-            "--store",
-            str(store.root),
-            "hook",
-            "ingest",
-            str(job_path),
-        ],
-        store.root.parent,
-    )
+    background = store.settings.hooks.background
+    if not background or spawn is None:
+        run_ingest_job(store, job_path)
+        return
+    spawn(_ingest_argv(store, job_path), store.root.parent)
+
+
+def _ingest_argv(store: Store, job_path: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "memctl",
+        "--store",
+        str(store.root),
+        "hook",
+        "ingest",
+        str(job_path),
+    ]
+
+
+# A queued job older than this was abandoned (its process killed, or the hook out of time).
+ABANDONED_JOB_SECONDS = 300.0
+
+
+def pending_ingests(store: Store) -> list[dict]:
+    """The transcript ingests queued and not finished: one entry per job file, oldest first."""
+    try:
+        paths = sorted(jobs_dir(store).glob("*.json"))
+    except OSError:
+        return []
+    found = []
+    for path in paths:
+        if not is_job_file(store, path):
+            continue
+        try:
+            job = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            job = {}
+        job = job if isinstance(job, dict) else {}
+        found.append(
+            {
+                "job": str(path),
+                "session_id": str(job.get("session_id") or ""),
+                "event": str(job.get("event") or ""),
+                "queued": float(job.get("queued") or path.stat().st_mtime),
+            }
+        )
+    return sorted(found, key=lambda entry: entry["queued"])
+
+
+def resume_abandoned_ingests(
+    store: Store, spawn: Callable[[list[str], Path], None] | None, now: float | None = None
+) -> int:
+    """Start again, detached, each queued ingest abandoned for ABANDONED_JOB_SECONDS; how many.
+    Ingest is idempotent (it takes only the turns not yet taken), so a job that was merely
+    slow and runs twice adds nothing twice."""
+    if spawn is None:
+        return 0
+    now = time.time() if now is None else now
+    started = 0
+    for entry in pending_ingests(store):
+        if now - entry["queued"] < ABANDONED_JOB_SECONDS:
+            continue
+        job_path = Path(entry["job"])
+        try:
+            job = json.loads(job_path.read_text(encoding="utf-8"))
+            job["queued"] = now  # Why: not started again by every hook while it runs
+            atomic_write(job_path, json.dumps(job).encode("utf-8"))
+        except (OSError, ValueError):
+            continue
+        spawn(_ingest_argv(store, job_path), store.root.parent)
+        started += 1
+    return started
 
 
 def jobs_dir(store: Store) -> Path:
@@ -264,6 +316,7 @@ def claude_code_handlers(
 
     def session_start(payload: HookPayload) -> str:
         finish_interrupted_forgets(store, user_store)
+        later(lambda: resume_abandoned_ingests(store, spawn))
         return session_start_context(store, payload, user_store)
 
     def prompt(payload: HookPayload) -> str:

@@ -36,6 +36,8 @@ _MORE_OUTCOMES = re.compile(
     r"|恢复|下降|上升",
     re.IGNORECASE,
 )
+# A pasted test or build log ("--- FAIL: TestX", "Error: ...") states the problem, not an outcome.
+_PASTED_FAILURE = re.compile(r"^\W*(?:FAIL|ERROR|Error:|Traceback)|\w\.\w{1,5}:\d+:")
 _TERM = re.compile(r"[#@]?[\w][\w.+/#@%-]*", re.UNICODE)
 _CJK_NUMBER = re.compile(r"\d+(?:\.\d+)?[%％]?")
 _EXPLICIT = re.compile(
@@ -291,14 +293,12 @@ def draft_conversation(
     pairs = turn_sentences(turns)
     text = "\n".join(sentence for _, sentence in pairs)
     decisions = find_decisions(text)[:MAX_LISTED]
-    # Why only the agent's sentences: an outcome is what the work came to; the user's report
-    # of an error is the problem, and a pasted log is neither.
     outcomes = [
         s
-        for role, s in pairs
-        if role == "assistant"
-        and (find_outcomes(s) or _MORE_OUTCOMES.search(s))
+        for _, s in pairs
+        if (find_outcomes(s) or _MORE_OUTCOMES.search(s))
         and s not in decisions
+        and not _PASTED_FAILURE.search(s)
     ]
     outcomes = list(dict.fromkeys(outcomes))[:MAX_LISTED]
     topics = key_topics(text, 5)

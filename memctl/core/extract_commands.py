@@ -114,7 +114,7 @@ def _tidy(part: str, home: str) -> str:
 
 def _kind(words: list[str]) -> str | None:
     # Why only the first few words: `pytest tests/test_build.py` is tests, not a build.
-    head = " ".join(words[:4])
+    head = " ".join(words[:6])
     for kind, pattern in _KIND_PATTERNS:
         if pattern.search(head):
             return kind

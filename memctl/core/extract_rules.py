@@ -643,8 +643,14 @@ def _asked_correction(question: str) -> Candidate | None:
     return None
 
 
+_USE_NOT = re.compile(
+    r"^(?:please\s+)?use\s+(?P<right>[^,;]{1,60}?),?\s+(?:and\s+)?not\s+(?P<wrong>[^,;]{1,60}?)[.!]*$",
+    re.IGNORECASE,
+)
+
+
 def _not_but(text: str) -> Candidate | None:
-    match = _NOT_BUT.match(text)
+    match = _USE_NOT.match(text) or _NOT_BUT.match(text)
     if not match or _VAGUE_OBJECT.match(match.group("right")):
         return None
     right, wrong = match.group("right").strip(" ."), match.group("wrong").strip()
