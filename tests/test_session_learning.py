@@ -359,3 +359,38 @@ def test_a_foreground_ingest_that_finishes_leaves_nothing_pending(store, fake_em
 def test_turns_carry_their_transcript_lines():
     turns = read_conversation(Transcript().user("a b c").say("d e f").text())
     assert [(t.line, t.last_line) for t in turns] == [(1, 1), (2, 2)]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("woah, I didn't want to delete .git/hooks/pre-push.pre-entire", "Do not delete"),
+        ("Instead of force installing, compare to the backup repo", "compare to the backup"),
+        ("we should run the prettier formatter on the README before committing it", "prettier"),
+        ("In dev, we should be using a local mlflow rather than the docker one", "local mlflow"),
+    ],
+)
+def test_what_people_say_after_an_unwanted_change_or_about_when_to_do_what(said, kept):
+    found = extract_candidates([Turn("user", said)])
+    assert found and kept in found[0].text
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["we need to fix some merge conflicts", "stop for a second, so the issue was the cache"],
+)
+def test_todays_task_and_a_pause_are_not_rules(said):
+    assert extract_candidates([Turn("user", said)]) == []
+
+
+def test_home_folders_in_what_is_learned_are_written_as_tilde(store, fake_embedder, tmp_path):
+    transcript = (
+        Transcript()
+        .user("never edit /Users/ana/Work/app/config/prod.yaml by hand")
+        .bash("cd /Users/ana/Work/app && uv run --project /Users/ana/Work/app pytest -q")
+        .write(tmp_path / "home.jsonl")
+    )
+    ingest_transcript(store, "home", transcript, final=True)
+    stored = "".join(p.read_text() for p in (store.root).rglob("*.md"))
+    assert "ana" not in stored
+    assert "~/Work/app/config/prod.yaml" in stored

@@ -8,12 +8,12 @@ already took; running it twice adds nothing twice. SessionEnd also ends the buff
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.conversation import ToolCall, Turn
+from memctl.core.conversation import ToolCall, Turn, home_as_tilde
 from memctl.core.memory import parse_time
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
@@ -61,8 +61,16 @@ def _ingest(
     final: bool,
     user_store: Store | None,
 ) -> IngestReport:
-    turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
+    # Why `~`: what is learned lands in files git may stage; the home folder names the user.
+    turns = [
+        replace(t, content=home_as_tilde(t.content))
+        for t in read_transcript(Path(transcript_path))
+        if t.content.strip()
+    ]
     outputs_at, tool_calls = read_transcript_tools(Path(transcript_path))
+    tool_calls = [
+        replace(c, command=home_as_tilde(c.command), path=home_as_tilde(c.path)) for c in tool_calls
+    ]
     tool_outputs = [(origin, body) for _, origin, body in outputs_at]
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):

@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# A home folder in a path: /Users/<name>, /home/<name>, C:\Users\<name>. Written as `~` in
+# what is learned, so no file git may stage carries the user's name or home layout.
+_HOME_PATH = re.compile(
+    r"(?<![\w.~/-])(?:/Users/|/home/|[A-Za-z]:\\Users\\)(?!Shared\b)[A-Za-z0-9._-]+(?=[/\\]|\b)"
+)
+
+
+# Claude Code's project folder names encode the path: ~/.claude/projects/-Users-ana-Work-p.
+_ENCODED_HOME = re.compile(r"(?<=[/\\])-(?:Users|home)-[A-Za-z0-9._]+(?=-)")
+
+
+def home_as_tilde(text: str) -> str:
+    """`text` with every home folder path written from `~`: /home/ana/p -> ~/p."""
+    if "Users" not in text and "home" not in text:
+        return text
+    return _ENCODED_HOME.sub("-~", _HOME_PATH.sub("~", text))
+
 
 # Roles the readers produce; other spellings ("human", "ai", ...) are mapped onto these.
 ROLES = ("user", "assistant", "system", "tool")

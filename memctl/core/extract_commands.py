@@ -27,8 +27,11 @@ _RUNNERS = frozenset(
     "go cargo rustc make just mvn gradle ./gradlew gradlew dotnet flutter dart mix bundle rake "
     "rspec composer php phpunit swift xcodebuild cmake ctest ruff mypy pyright eslint tsc "
     "prettier biome black isort flake8 pylint golangci-lint mage nx turbo lerna vitest jest "
-    "playwright cypress hatch pdm rye task sbt lein clj elixir zig".split()
+    "playwright cypress hatch pdm rye task sbt lein clj elixir zig mise doppler wrangler "
+    "docker-compose".split()
 )
+# A runner that is also a general tool counts only with these subcommands.
+_SUBCOMMAND_RUNNERS = {"gh": ("run",), "docker": ("compose",)}
 # (kind, words that say it) in the order a command is classified.
 _KINDS = (
     ("type-check", r"typecheck|type-check|tsc\b[^|]*--noEmit|mypy|pyright|check-types|types"),
@@ -38,6 +41,8 @@ _KINDS = (
     ("build", r"build|compile|tsc|make$|bundle|package"),
     ("database migrations", r"migrat\w*|db:push|prisma"),
     ("code generation", r"codegen|generate|gen\b"),
+    ("CI runs", r"run (?:list|view|watch)"),
+    ("dev server", r"dev|serve|preview"),
 )
 _KIND_PATTERNS = tuple(
     (kind, re.compile(rf"(?:^|[\s:/-])(?:{words})(?:$|[\s:])", re.I)) for kind, words in _KINDS
@@ -54,6 +59,8 @@ _PHRASES = {
     "build": "Build with",
     "database migrations": "Run the database migrations with",
     "code generation": "Generate code with",
+    "CI runs": "Look at CI runs with",
+    "dev server": "Run the app locally with",
 }
 _NOISE_TAIL = re.compile(
     r"\s*(?:2>&1|2>/dev/null|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee|wc)\b.*|;\s*echo\b.*)$"
@@ -79,21 +86,30 @@ def command_candidates(calls: Sequence[ToolCall], home: str = "") -> list[Candid
 
 
 def development_command(command_line: str, home: str = "") -> Command | None:
-    """The development command in a Bash command line, or None (not a project command)."""
+    """The first development command in a Bash command line, or None (no project command)."""
+    found = development_commands(command_line, home)
+    return found[0] if found else None
+
+
+def development_commands(command_line: str, home: str = "") -> list[Command]:
+    """Every development command of a Bash command line (`mise run fmt && mise run lint`)."""
+    found: list[Command] = []
     for part in _parts(command_line):
         line = _tidy(part, home)
         words = line.split()
         if not words:
             continue
         runner = words[0]
-        if runner not in _RUNNERS:
+        wanted = _SUBCOMMAND_RUNNERS.get(runner)
+        if runner not in _RUNNERS and not (wanted and words[1:2] and words[1] in wanted):
             continue
         kind = _kind(words)
         if kind is None:
             continue
         general = _general(words)
-        return Command(kind, general, line if line != general else "", general)
-    return None
+        anchor = general.split(" <id>")[0]
+        found.append(Command(kind, general, line if line != general else "", anchor))
+    return found
 
 
 def _parts(command_line: str) -> list[str]:
@@ -130,7 +146,7 @@ def _general(words: list[str]) -> str:
             break
         if kept and not word.startswith("@") and _FILE_ARG.fullmatch(" " + word):
             break  # a path names one file or folder (`@scope/name` is a package)
-        kept.append(word)
+        kept.append("<id>" if re.fullmatch(r"\d{3,}", word) else word)  # a run or PR number
     while len(kept) > 1 and _QUIET_FLAGS.match(kept[-1]):
         kept.pop()
     return " ".join(w for w in kept if not _QUIET_FLAGS.match(w) or w is kept[0])
@@ -141,15 +157,13 @@ def _commands(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
     for call in calls:
         if call.name != "Bash" or not call.command or call.ok is not True:
             continue
-        command = development_command(call.command, home)
-        if command is None:
-            continue
-        if command.text in seen:
-            seen[command.text][1].append(call.line)
-        else:
-            seen[command.text] = (command, [call.line])
+        for command in development_commands(call.command, home):
+            if command.text in seen:
+                seen[command.text][1].append(call.line)
+            else:
+                seen[command.text] = (command, [call.line])
     ranked = sorted(seen.values(), key=lambda item: (-len(item[1]), item[1][0]))
-    found = []
+    found = _chains(calls, home)
     for command, lines in ranked[:MAX_COMMANDS]:
         text = f"{_PHRASES[command.kind]} `{command.text}`."
         if command.example and len(command.example) <= MAX_EXAMPLE_CHARS:
@@ -170,6 +184,38 @@ def _commands(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
             )
         )
     return found
+
+
+def _chains(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
+    """A command line that runs several checks in a row (`fmt && lint && test`) that passed:
+    the sequence this project checks a change with, as one memory."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for call in calls:
+        if call.name != "Bash" or call.ok is not True or "&&" not in call.command:
+            continue
+        commands = development_commands(call.command, home)
+        if len(commands) < 2:
+            continue
+        chain = " && ".join(c.text for c in commands)
+        if chain in seen:
+            continue
+        seen.add(chain)
+        found.append(
+            Candidate(
+                f"Check a change with `{chain}`.",
+                "procedural",
+                0.8,
+                SOURCE,
+                f"command:chain:{chain}",
+                chain,
+                origin="agent",
+                line=call.line,
+                last_line=call.result_line or call.line,
+                commands=tuple(dict.fromkeys(c.anchor for c in commands)),
+            )
+        )
+    return found[:2]
 
 
 def _gotchas(calls: Sequence[ToolCall], home: str) -> list[Candidate]:

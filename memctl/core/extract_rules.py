@@ -607,7 +607,8 @@ def _spoken_rule(text: str, evidence: str) -> Candidate | None:
     """A correction or standing request said the way people talk to an agent."""
     if len(text) > MAX_RULE_CHARS or _ONE_OFF.match(text) or _looks_like_output(text):
         return None
-    for rule in (_not_but, _negative_request, _instead, _obligation, _want, _workflow_request):
+    rules = (_not_but, _unwanted, _negative_request, _instead, _obligation, _want)
+    for rule in (*rules, _workflow_request):
         candidate = rule(text)
         if candidate is not None:
             return candidate
@@ -676,6 +677,8 @@ def _negative_request(text: str) -> Candidate | None:
         return None
     if cue == "no" and re.match(r"^(?:\w+\s+){0,3}(?:is|are|was|were|has|have)\b", obj):
         return None  # "no one is ..." states, it does not ask
+    if cue == "stop" and re.match(r"^(?:for a|a sec|here|there|now)\b", obj, re.IGNORECASE):
+        return None  # "stop for a second": a pause, not a rule
     said = text if cue != "dont" else "don't " + obj
     return _make(standalone(said), "procedural", 0.8, "rule", verb_subject(obj))
 
@@ -683,7 +686,7 @@ def _negative_request(text: str) -> Candidate | None:
 def _instead(text: str) -> Candidate | None:
     if not _INSTEAD.search(text) or _too_thin(text):
         return None
-    if not re.search(
+    if not _INSTEAD_OF.match(text) and not re.search(
         r"\b(?:use|let's|replace|prefer|go with|switch|should|want|like)\b", text, re.I
     ):
         return None
@@ -691,15 +694,46 @@ def _instead(text: str) -> Candidate | None:
     return _make(standalone(said), "preference", 0.7, "rule", clause_subject(text))
 
 
+# What makes a "should" standing rather than a step of today's task: when, how often, where,
+# or what not to do ("before committing", "in dev", "not X").
+_STANDING_QUALIFIER = re.compile(
+    r"\b(?:before|after|whenever|every|each|always|never|ever|only|instead|rather|not|n't|"
+    r"in (?:dev|prod|production|ci|tests?|staging)|by default)\b",
+    re.IGNORECASE,
+)
+_MODAL = re.compile(r"\b(?:should|must|shall|has to|have to|needs? to|ought to)\b", re.IGNORECASE)
+
+
 def _obligation(text: str) -> Candidate | None:
-    if not _OBLIGATION.search(text) and not _STRONG_OBLIGATION.search(text):
+    if not _MODAL.search(text):
         return None
-    if not re.search(r"\b(?:should|must|shall|has to|have to|needs? to)\b", text, re.I):
+    if _STRONG_OBLIGATION.search(text):
+        confidence = 0.8
+    elif _OBLIGATION.search(text) or _STANDING_QUALIFIER.search(text):
+        confidence = 0.6
+    else:
         return None
-    confidence = 0.8 if _STRONG_OBLIGATION.search(text) else 0.6
-    if confidence < 0.8 and len(text) > 120:
+    if confidence < 0.8 and len(text) > 160:
         return None  # a plain "should" in a long sentence is a task's detail
     return _make(standalone(text), "procedural", confidence, "rule", clause_subject(text))
+
+
+_DID_NOT_WANT = re.compile(
+    r"^(?:\w+[!.,]*\s+)?I\s+(?:didn't|did not|don't|do not)\s+want\s+(?:you\s+)?to\s+"
+    r"(?P<what>\w+\s+.+)",
+    re.IGNORECASE,
+)
+_INSTEAD_OF = re.compile(r"^instead of\s+(?P<wrong>[^,]+),\s*(?P<right>\w+\b.+)", re.IGNORECASE)
+
+
+def _unwanted(text: str) -> Candidate | None:
+    """ "woah, I didn't want to delete .git/hooks/x" -> do not delete .git/hooks/x unasked."""
+    match = _DID_NOT_WANT.match(text)
+    if not match or _too_thin(match.group("what")):
+        return None
+    what = match.group("what").strip(" .!")
+    said = f"do not {what} without being asked (the user did not want it)"
+    return _make(finish_sentence(said), "preference", 0.75, "rule", verb_subject(what))
 
 
 def _want(text: str) -> Candidate | None:
