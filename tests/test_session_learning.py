@@ -394,3 +394,63 @@ def test_home_folders_in_what_is_learned_are_written_as_tilde(store, fake_embedd
     stored = "".join(p.read_text() for p in (store.root).rglob("*.md"))
     assert "ana" not in stored
     assert "~/Work/app/config/prod.yaml" in stored
+
+
+# --- with llm.model set, a hook's ingest extracts through litellm -----------------------------
+
+LLM_REPLY = json.dumps(
+    {
+        "memories": [
+            {
+                "op": "ADD",
+                "type": "procedural",
+                "text": "Release builds are signed with the key in vault path ci/signing.",
+                "target_id": None,
+                "confidence": 0.9,
+                "reason": "stated by the user",
+            }
+        ],
+    }
+)
+
+
+def _with_llm(store, reply: str) -> None:
+    import yaml
+
+    config = store.root / "config.yaml"
+    data = yaml.safe_load(config.read_text()) or {}
+    data["llm"] = {"model": "openai/gpt-4o-mini", "mock_response": reply}
+    config.write_text(yaml.safe_dump(data))
+
+
+def test_with_an_llm_configured_the_hook_ingest_extracts_through_litellm(
+    store, fake_embedder, tmp_path
+):
+    from memctl.config import open_store
+
+    _with_llm(store, LLM_REPLY)
+    store = open_store(str(store.root))
+    transcript = (
+        Transcript()
+        .user("release builds get signed with the key in vault under ci/signing")
+        .say("Noted.")
+        .bash("cargo test --workspace")
+        .write(tmp_path / "llm.jsonl")
+    )
+    ingest_transcript(store, "llm", transcript, final=False)
+    bodies = [m.body.strip() for m in _memories(store)]
+    assert "Release builds are signed with the key in vault path ci/signing." in bodies
+    # The commands the agent ran come from its tool calls, with or without a model.
+    assert any(body.startswith("Run the tests with `cargo test --workspace`") for body in bodies)
+
+
+def test_when_the_llm_fails_the_hook_ingest_falls_back_to_rules(store, fake_embedder, tmp_path):
+    from memctl.config import open_store
+
+    _with_llm(store, "this is not json")
+    store = open_store(str(store.root))
+    transcript = (
+        Transcript().user("never push to main directly").say("OK.").write(tmp_path / "f.jsonl")
+    )
+    ingest_transcript(store, "f", transcript, final=False)
+    assert any("never push to main directly" in m.body.lower() for m in _memories(store))

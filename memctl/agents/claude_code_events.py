@@ -203,14 +203,16 @@ ABANDONED_JOB_SECONDS = 300.0
 
 
 def pending_ingests(store: Store) -> list[dict]:
-    """The transcript ingests queued and not finished: one entry per job file, oldest first."""
+    """The transcript ingests queued and not finished, oldest first: `state` "queued" (a job
+    file waiting or running) or "failed" (kept as *.failed, its error in hooks.log)."""
     try:
-        paths = sorted(jobs_dir(store).glob("*.json"))
+        paths = sorted(jobs_dir(store).glob("*.json")) + sorted(jobs_dir(store).glob("*.failed"))
     except OSError:
         return []
     found = []
     for path in paths:
-        if not is_job_file(store, path):
+        failed = path.suffix == ".failed"
+        if path.is_symlink() or not path.is_file() or (not failed and not is_job_file(store, path)):
             continue
         try:
             job = json.loads(path.read_text(encoding="utf-8"))
@@ -223,6 +225,7 @@ def pending_ingests(store: Store) -> list[dict]:
                 "session_id": str(job.get("session_id") or ""),
                 "event": str(job.get("event") or ""),
                 "queued": float(job.get("queued") or path.stat().st_mtime),
+                "state": "failed" if failed else "queued",
             }
         )
     return sorted(found, key=lambda entry: entry["queued"])
@@ -239,7 +242,7 @@ def resume_abandoned_ingests(
     now = time.time() if now is None else now
     started = 0
     for entry in pending_ingests(store):
-        if now - entry["queued"] < ABANDONED_JOB_SECONDS:
+        if entry["state"] != "queued" or now - entry["queued"] < ABANDONED_JOB_SECONDS:
             continue
         job_path = Path(entry["job"])
         try:

@@ -15,7 +15,7 @@ from typing import Any
 
 from memctl.config import LLMSettings, Store
 from memctl.core.conversation import Candidate, ToolCall, Turn
-from memctl.core.errors import UsageError
+from memctl.core.errors import MemctlError, UsageError
 from memctl.core.extract_llm import build_messages, checker
 from memctl.core.extract_rules import extract_candidates
 from memctl.core.history import current_text
@@ -86,6 +86,7 @@ class ExtractResult:
     applied: list[dict[str, Any]] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -100,6 +101,8 @@ class ExtractResult:
         }
         if self.usage is not None:
             data["usage"] = self.usage
+        if self.warning:
+            data["warning"] = self.warning
         return data
 
 
@@ -144,16 +147,26 @@ def extract(
     stores = Targets(store, user_store)
     for each in stores.all():
         sync_index(each)
+    warning = None
+    plan: list[PlanItem] = []
+    usage, mode = None, "rules"
     if settings is not None and use_llm is not False:
-        plan, usage = _llm_plan(stores, turns, settings, mock_response, tool_outputs)
-        mode = "llm"
-    else:
+        mock = mock_response if mock_response is not None else settings.mock_response
+        try:
+            plan, usage = _llm_plan(stores, turns, settings, mock, tool_outputs, tool_calls)
+            mode = "llm"
+        except MemctlError as exc:
+            if use_llm:
+                raise
+            # Why: a hook's ingest must not lose the session because the model failed once.
+            warning = f"LLM extraction failed, extracted by rules instead: {exc}"
+    if mode == "rules":
         plan = _rules_plan(stores, turns, tool_outputs, tool_calls, session, tool_output_lines)
-        usage, mode = None, "rules"
     plan, skipped = _vet(stores, plan)
     result = ExtractResult(
         source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage
     )
+    result.warning = warning
     if not dry_run:
         result.applied = apply_plan(store, plan, user_store, sync=sync)
     return result
@@ -347,6 +360,7 @@ def _llm_plan(
     settings: LLMSettings,
     mock_response,
     tool_outputs: Sequence[tuple[str, str]] = (),
+    tool_calls: Sequence[ToolCall] = (),
 ) -> tuple[list[PlanItem], dict]:
     from memctl.integrations.llm import complete_json
 
@@ -387,6 +401,19 @@ def _llm_plan(
                     origin=borrowed,
                 )
             )
+    # Why also here: the model sees the conversation, not the tool calls; the commands that
+    # worked come from those, the same way as offline.
+    from memctl.core.extract_commands import command_candidates
+
+    for candidate in command_candidates(tool_calls, home_folder()):
+        memory = build_memory(
+            candidate.text,
+            type=candidate.type,
+            confidence=candidate.confidence,
+            source=candidate.source,
+            extra=_candidate_extra(candidate, ""),
+        )
+        proposed.append((stamp_origin(memory, candidate.origin), ""))
     return _dedup_plan(stores, proposed), reply.usage()
 
 

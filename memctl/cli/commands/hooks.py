@@ -197,7 +197,8 @@ def print_status(report: dict) -> None:
             markup=False,
         )
         for entry in pending:
-            stdout.print(f"  {entry['job']}", markup=False)
+            state = " (failed: see hooks.log)" if entry["state"] == "failed" else ""
+            stdout.print(f"  {entry['job']}{state}", markup=False)
     else:
         stdout.print("Pending transcript ingests: none")
     for warning in report["warnings"]:
