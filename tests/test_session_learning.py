@@ -126,7 +126,7 @@ def test_corrections_and_standing_requests_said_plainly_are_kept(said: str, kept
         "yes please",
         "agent_test.go:650: localDev hooks should use 'go run', but settings.json lacks it",
         "Implement the following plan:\n\n# Plan\nAlways use the cache. Never call the API twice.",
-        "<teammate-message teammate_id=\"lead\">Never edit infra/ files.</teammate-message>",
+        '<teammate-message teammate_id="lead">Never edit infra/ files.</teammate-message>',
     ],
 )
 def test_one_off_requests_pasted_output_and_agent_written_turns_are_not_rules(said: str):
@@ -454,3 +454,13 @@ def test_when_the_llm_fails_the_hook_ingest_falls_back_to_rules(store, fake_embe
     )
     ingest_transcript(store, "f", transcript, final=False)
     assert any("never push to main directly" in m.body.lower() for m in _memories(store))
+
+
+def test_yesterday_and_last_week_are_written_as_dates_from_when_the_user_said_them():
+    said = [
+        Turn("user", "remember that we moved the staging db yesterday", "2026-01-07T10:00:00Z"),
+        Turn("user", "we decided last week to drop python 3.9", "2026-01-07T10:00:00Z"),
+    ]
+    texts = [c.text for c in extract_candidates(said)]
+    assert "We moved the staging db on 2026-01-06." in texts
+    assert "The team decided in the week of 2025-12-29 to drop python 3.9." in texts

@@ -91,7 +91,12 @@ def extract_candidates(turns: list[Turn]) -> list[Candidate]:
             continue
         for sentence in split_sentences(strip_code_blocks(turn.content)):
             for candidate in extract_sentence(sentence, turn.role):
-                candidate = replace(candidate, line=turn.line, last_line=turn.last_line)
+                candidate = replace(
+                    candidate,
+                    text=dated(candidate.text, turn.timestamp),
+                    line=turn.line,
+                    last_line=turn.last_line,
+                )
                 key = (candidate.type, candidate.text.casefold())
                 if key in position:
                     earlier = found[position[key]]
@@ -776,3 +781,38 @@ def finish_sentence(text: str) -> str:
     from memctl.core.phrasing import finish
 
     return finish(text)
+
+
+# --- relative days, resolved against when the turn was said ---------------------------------
+
+_RELATIVE_DAYS = (
+    (re.compile(r"\b(?:earlier\s+)?today\b", re.IGNORECASE), 0, "on {date}"),
+    (re.compile(r"\byesterday\b", re.IGNORECASE), -1, "on {date}"),
+    (re.compile(r"\btomorrow\b", re.IGNORECASE), 1, "on {date}"),
+    (re.compile(r"\blast week\b", re.IGNORECASE), -7, "in the week of {date}"),
+    (re.compile(r"\bnext week\b", re.IGNORECASE), 7, "in the week of {date}"),
+    (re.compile(r"\b(?:昨天)"), -1, "{date}"),
+    (re.compile(r"\b(?:今天)"), 0, "{date}"),
+    (re.compile(r"(?:上周)"), -7, "{date}那周"),
+)
+
+
+def dated(text: str, timestamp: str | None) -> str:
+    """`text` with "yesterday", "last week", ... written as dates, counted from `timestamp`
+    (when the turn was said); unchanged without one. A memory is read weeks later."""
+    if not timestamp:
+        return text
+    from datetime import timedelta
+
+    from memctl.core.memory import parse_time
+
+    when = parse_time(timestamp)
+    if when is None:
+        return text
+    for pattern, days, form in _RELATIVE_DAYS:
+        if pattern.search(text):
+            day = when + timedelta(days=days)
+            if "week" in form or "周" in form:
+                day -= timedelta(days=day.weekday())  # the Monday of that week
+            text = pattern.sub(form.format(date=day.strftime("%Y-%m-%d")), text)
+    return text
