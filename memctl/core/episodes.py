@@ -78,9 +78,18 @@ _NARRATION = re.compile(
     r"excellent\b|okay\b|ok\b|alright\b|sure\b|got it\b|i'll|i will|i'm going to|i am going to|"
     r"i need to|i should|i can see|i see\b|i now|i've now|i understand|here's|here is|"
     r"looking at|checking|running|all green|you're right|you are right|absolutely|"
-    r"understood|thanks|thank you|great question|this (?:is|was) (?:a )?(?:good|great))",
+    r"understood|thanks|thank you|great question|this (?:is|was) (?:a )?(?:good|great)|"
+    r"looks like|found it|all done|first,? i\b|next,? i\b)",
     re.IGNORECASE,
 )
+# The agent reporting what it did in the first person: the report is kept, the "I" is not
+# ("I've fixed the parser" -> "Fixed the parser"; "I found that X" -> "X").
+_FIRST_PERSON_REPORT = re.compile(
+    r"^(?:[*_#>\s-]*)(?:i've|i have|i)\s+(?:now\s+|also\s+|just\s+)?"
+    r"(?=(?:\w+ed|made|built|found|wrote|ran|set|put|kept|left|split|cut|rewritten|done)\b)",
+    re.IGNORECASE,
+)
+_FOUND_THAT = re.compile(r"^(?:[*_#>\s-]*)i found (?:that |out that )?", re.IGNORECASE)
 # A user turn that says the agent's last claim was wrong ("no, it still fails", "that's not
 # fixed", "wrong file"): the claim must not become the episode's outcome.
 _REFUTES = re.compile(
@@ -135,10 +144,25 @@ def turn_sentences(turns: Sequence[Turn]) -> list[tuple[str, str]]:
         if turn.role == "tool" and len(text) > TOOL_OUTPUT_CHARS:
             text = text[:TOOL_OUTPUT_CHARS]
         for sentence in _line_sentences(strip_code_blocks(text)):
-            if turn.role == "assistant" and is_narration(sentence):
-                continue
+            if turn.role == "assistant":
+                if is_narration(sentence):
+                    continue
+                sentence = _without_first_person(sentence)
+                if not sentence:
+                    continue
             pairs.append((turn.role, sentence))
     return pairs
+
+
+def _without_first_person(sentence: str) -> str:
+    found = _FOUND_THAT.sub("", sentence)
+    if found != sentence:
+        return found[:1].upper() + found[1:]
+    match = _FIRST_PERSON_REPORT.match(sentence)
+    if not match:
+        return sentence
+    rest = sentence[match.end() :]
+    return rest[:1].upper() + rest[1:]
 
 
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
