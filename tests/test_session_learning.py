@@ -464,3 +464,26 @@ def test_yesterday_and_last_week_are_written_as_dates_from_when_the_user_said_th
     texts = [c.text for c in extract_candidates(said)]
     assert "We moved the staging db on 2026-01-06." in texts
     assert "The team decided in the week of 2025-12-29 to drop python 3.9." in texts
+
+
+def test_a_claim_the_user_later_finds_false_is_not_kept_even_from_an_earlier_turn():
+    turns = [
+        Turn("user", "why does claude fail to start after the test-repo skill ran?"),
+        Turn("assistant", "Claude Code session ids start with a date, like 2026-01-05-uuid."),
+        Turn("user", "yes"),
+        Turn("assistant", "The harness writes the session files with a date prefix as well."),
+        Turn("user", "hmm, I just checked and none of the files has a date in front"),
+        Turn("assistant", "Right: the file name is the bare session uuid; fixed the harness."),
+    ]
+    draft = draft_conversation(turns, ratio=1.0)
+    text = draft.summary + " ".join(draft.outcomes)
+    assert "start with a date" not in text and "date prefix" not in text
+    assert "bare session uuid" in text
+
+
+def test_checks_of_different_kinds_that_passed_are_also_kept_together():
+    calls = read_tool_calls(
+        Transcript().bash("uv run mypy src/app.py").bash("uv run pytest tests/ -x -q").text()
+    )
+    texts = [c.text for c in command_candidates(calls)]
+    assert "Check a change with `uv run mypy` and `uv run pytest`." in texts

@@ -115,17 +115,39 @@ def is_narration(sentence: str) -> bool:
     return bool(_NARRATION.match(text)) or text.endswith((":", "：", "..."))
 
 
+# A refutation later in the user's turn: "hmm, I just checked X and none of the files has a
+# date", "I ran it and the warnings are still there".
+_REFUTES_WITHIN = re.compile(
+    r"\b(?:still (?:there|fails?|failing|broken|happening|the same|an issue|get(?:ting)?|see(?:ing)?|"
+    r"not|no)|none of|doesn'?t work|didn'?t work|not working|not fixed|isn'?t fixed|"
+    r"(?:that'?s|this is|it'?s) (?:not|wrong)|is wrong|are wrong)\b",
+    re.IGNORECASE,
+)
+_ASSENT = re.compile(
+    r"^\W*(?:y(?:es|ep|eah)?|ok(?:ay)?|sure|go|do it|proceed|continue|\d+)\W*$", re.I
+)
+
+
+def refutes(user_text: str) -> bool:
+    """Whether a user turn says the agent's claim before it was wrong."""
+    text = user_text.strip()
+    return bool(_REFUTES.match(text) or _REFUTES_WITHIN.search(text[:300]))
+
+
 def refuted_turns(turns: Sequence[Turn]) -> set[int]:
-    """Indexes of the assistant turns the user's next turn refutes."""
+    """Indexes of the assistant turns a user turn refutes: every agent turn since the user's
+    last real request (an "ok" or "yes" is not one), since the claim may be from any of them."""
     refuted: set[int] = set()
-    last_assistant = None
+    since_request: list[int] = []
     for index, turn in enumerate(turns):
         if turn.role == "assistant":
-            last_assistant = index
-        elif turn.role == "user":
-            if last_assistant is not None and _REFUTES.match(turn.content.strip()):
-                refuted.add(last_assistant)
-            last_assistant = None
+            since_request.append(index)
+        elif turn.role == "user" and not _AGENT_WRITTEN.match(turn.content):
+            if since_request and refutes(turn.content):
+                refuted.update(since_request)
+                since_request = []
+            elif not _ASSENT.match(turn.content):
+                since_request = []
     return refuted
 
 

@@ -163,7 +163,7 @@ def _commands(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
             else:
                 seen[command.text] = (command, [call.line])
     ranked = sorted(seen.values(), key=lambda item: (-len(item[1]), item[1][0]))
-    found = _chains(calls, home)
+    found = _chains(calls, home) or _checks(ranked)
     for command, lines in ranked[:MAX_COMMANDS]:
         text = f"{_PHRASES[command.kind]} `{command.text}`."
         if command.example and len(command.example) <= MAX_EXAMPLE_CHARS:
@@ -184,6 +184,38 @@ def _commands(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
             )
         )
     return found
+
+
+_CHECK_KINDS = ("format", "lint", "type-check", "build", "tests")
+
+
+def _checks(ranked: list[tuple[Command, list[int]]]) -> list[Candidate]:
+    """The checks of different kinds that passed in the session, as one memory: how a change is
+    checked here (each also has its own)."""
+    first: dict[str, tuple[Command, list[int]]] = {}
+    for command, lines in ranked:
+        if command.kind in _CHECK_KINDS and command.kind not in first:
+            first[command.kind] = (command, lines)
+    if len(first) < 2:
+        return []
+    chosen = [first[kind] for kind in _CHECK_KINDS if kind in first]
+    listed = [f"`{command.text}`" for command, _ in chosen]
+    text = f"Check a change with {', '.join(listed[:-1])} and {listed[-1]}."
+    lines = sorted(line for _, each in chosen for line in each)
+    return [
+        Candidate(
+            text,
+            "procedural",
+            0.75,
+            SOURCE,
+            "command:checks",
+            text,
+            origin="agent",
+            line=lines[0],
+            last_line=lines[-1],
+            commands=tuple(command.anchor for command, _ in chosen),
+        )
+    ]
 
 
 def _chains(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
