@@ -233,6 +233,7 @@ def _extract(
         tool_output_lines=[at for at, _, _ in outputs_at or ()],
         tool_calls=tool_calls or (),
         session=session,
+        fallback_to_rules=True,
     )
     return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
 

@@ -120,11 +120,14 @@ def extract(
     tool_calls: Sequence[ToolCall] = (),
     session: str = "",
     tool_output_lines: Sequence[int] = (),
+    fallback_to_rules: bool = False,
 ) -> ExtractResult:
     """Plan the memories a conversation states and, unless `dry_run`, write them.
 
     `tool_outputs` (origin, text): what tools returned in the conversation; an item that copies
     their words keeps their (untrusted) origin (core.provenance.borrowed_origin).
+    `fallback_to_rules`: when the model fails, extract by rules instead of failing (a hook's
+    ingest must not lose the session; `memctl extract` says what failed).
     `tool_output_lines`: the transcript line of each tool output, when known: a user's
     words are then checked only against what tools said before them (a commit message the
     agent wrote from the user's words later does not make them the tool's).
@@ -156,7 +159,7 @@ def extract(
             plan, usage = _llm_plan(stores, turns, settings, mock, tool_outputs, tool_calls)
             mode = "llm"
         except MemctlError as exc:
-            if use_llm:
+            if use_llm or not fallback_to_rules:
                 raise
             # Why: a hook's ingest must not lose the session because the model failed once.
             warning = f"LLM extraction failed, extracted by rules instead: {exc}"
