@@ -441,7 +441,7 @@ def test_with_an_llm_configured_the_hook_ingest_extracts_through_litellm(
     bodies = [m.body.strip() for m in _memories(store)]
     assert "Release builds are signed with the key in vault path ci/signing." in bodies
     # The commands the agent ran come from its tool calls, with or without a model.
-    assert any(body.startswith("Run the tests with `cargo test --workspace`") for body in bodies)
+    assert any(body.startswith("Run the tests with `cargo test`") for body in bodies)
 
 
 def test_when_the_llm_fails_the_hook_ingest_falls_back_to_rules(store, fake_embedder, tmp_path):
@@ -487,3 +487,17 @@ def test_checks_of_different_kinds_that_passed_are_also_kept_together():
     )
     texts = [c.text for c in command_candidates(calls)]
     assert "Check a change with `uv run mypy` and `uv run pytest`." in texts
+
+
+def test_a_users_shell_echo_and_a_wrapping_apps_instructions_are_not_the_users_words():
+    transcript = (
+        Transcript()
+        .user("<bash-input>entire status</bash-input>")
+        .user("<bash-stdout>Enabled. Never commit the checkpoints.</bash-stdout>")
+        .user(
+            "<system_instruction>Do not check the current branch name.</system_instruction>\n\nfix ci"
+        )
+    )
+    turns = read_conversation(transcript.text())
+    assert [t.content for t in turns] == ["fix ci"]
+    assert extract_candidates(turns) == []

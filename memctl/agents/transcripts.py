@@ -58,6 +58,15 @@ _ROLE_LINE = re.compile(
     re.IGNORECASE,
 )
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# What an app wrapping Claude Code (Conductor, ...) puts before the person's words.
+_HARNESS_INSTRUCTION = re.compile(r"<system_instruction>.*?</system_instruction>", re.DOTALL)
+_SHELL_ECHOES = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
 # What memctl itself injected (core.fence): notes it already holds, private ones included, so
 # extraction must not write them again as new memories (a private note would become a project one).
 _MEMCTL_NOTES = re.compile(re.escape(OPEN) + r".*?(?:" + re.escape(CLOSE) + r"|\Z)", re.DOTALL)
@@ -250,8 +259,9 @@ def _content_text(content: Any, source: str, line: int) -> str:
 def _clean_claude_text(text: str) -> str:
     """Drop what Claude Code injects into user turns; keep what the person typed."""
     text = _SYSTEM_REMINDER.sub("", text).strip()
-    if text.startswith("<local-command-stdout>") or text.startswith("<local-command-stderr>"):
-        return ""
+    text = _HARNESS_INSTRUCTION.sub("", text).strip()
+    if text.startswith(_SHELL_ECHOES):
+        return ""  # a `!command` the user ran in the prompt, and its output: not their words
     if text.startswith(("<command-name>", "<command-message>")):
         # A slash command: keep it only when the person typed arguments after it.
         tags = dict(_COMMAND_TAG.findall(text))

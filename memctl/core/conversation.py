@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # A home folder in a path: /Users/<name>, /home/<name>, C:\Users\<name>. Written as `~` in
 # what is learned, so no file git may stage carries the user's name or home layout.
@@ -33,8 +33,9 @@ class Turn:
     content: str
     timestamp: str | None = None
     # Where the turn is in its transcript (1-based lines, first and last); 0 when unknown.
-    line: int = 0
-    last_line: int = 0
+    # Not part of what the turn is: the same words read from two places are the same turn.
+    line: int = field(default=0, compare=False)
+    last_line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memctl.core.conversation import Candidate, ToolCall
 
@@ -36,7 +36,7 @@ _SUBCOMMAND_RUNNERS = {"gh": ("run",), "docker": ("compose",)}
 _KINDS = (
     ("type-check", r"typecheck|type-check|tsc\b[^|]*--noEmit|mypy|pyright|check-types|types"),
     ("tests", r"tests?|spec|pytest|jest|vitest|mocha|rspec|phpunit|ctest|playwright|cypress"),
-    ("lint", r"lint|eslint|ruff check|ruff$|flake8|pylint|clippy|golangci|vet|biome check"),
+    ("lint", r"lint|eslint|ruff check|flake8|pylint|clippy|golangci|vet|biome check"),
     ("format", r"format|fmt|prettier|black|isort|ruff format"),
     ("build", r"build|compile|tsc|make$|bundle|package"),
     ("database migrations", r"migrat\w*|db:push|prisma"),
@@ -63,7 +63,8 @@ _PHRASES = {
     "dev server": "Run the app locally with",
 }
 _NOISE_TAIL = re.compile(
-    r"\s*(?:2>&1|2>/dev/null|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee|wc)\b.*|;\s*echo\b.*)$"
+    r"\s*(?:2>&1|2>/dev/null|>\s*/dev/null|&|\|\s*(?:tail|head|grep|less|cat|tee|wc)\b.*|"
+    r";\s*echo\b.*)$"
 )
 _LEADING_CD = re.compile(r"^\s*cd\s+\S+\s*&&\s*")
 _ENV_PREFIX = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+")
@@ -106,7 +107,7 @@ def development_commands(command_line: str, home: str = "") -> list[Command]:
         kind = _kind(words)
         if kind is None:
             continue
-        general = _general(words)
+        general = _up_to_the_job(_general(words).split(), kind)
         anchor = general.split(" <id>")[0]
         found.append(Command(kind, general, line if line != general else "", anchor))
     return found
@@ -130,11 +131,45 @@ def _tidy(part: str, home: str) -> str:
 
 def _kind(words: list[str]) -> str | None:
     # Why only the first few words: `pytest tests/test_build.py` is tests, not a build.
-    head = " ".join(words[:6])
+    # Why without flag values: `--config dev` does not make a command a dev server (the
+    # module after `python -m` is no flag value).
+    head = " ".join(
+        w
+        for i, w in enumerate(words[:6])
+        if i == 0 or w.startswith("-") or not words[i - 1].startswith("-") or words[i - 1] == "-m"
+    )
     for kind, pattern in _KIND_PATTERNS:
         if pattern.search(head):
             return kind
     return None
+
+
+def _up_to_the_job(words: list[str], kind: str) -> str:
+    """The command up to the word that says its job, flags after it dropped: `uv run pytest -W
+    default --tb=no` -> `uv run pytest`, `gh run list --branch x` -> `gh run list`; flags
+    before it stay (`pnpm --filter api test`). Variants of one command become one memory."""
+    pattern = dict(_KIND_PATTERNS)[kind]
+    for end in range(1, len(words) + 1):
+        if pattern.search(" ".join(words[:end])):
+            rest = words[end:]
+            # A sub-command right after a runner word (`gh run view`, `wrangler pages dev`) stays.
+            while (
+                rest
+                and not rest[0].startswith("-")
+                and rest[0] != "<id>"
+                and kind
+                in (
+                    "CI runs",
+                    "dev server",
+                )
+            ):
+                if pattern.search(" ".join(words[: end + 1])) and end < 3:
+                    end += 1
+                    rest = words[end:]
+                else:
+                    break
+            return " ".join(words[:end])
+    return " ".join(words)
 
 
 def _general(words: list[str]) -> str:
@@ -144,7 +179,8 @@ def _general(words: list[str]) -> str:
     for word in words:
         if kept and (word in _CASE_FLAGS or word.startswith(("-run=", "--run=", "-k="))):
             break
-        if kept and not word.startswith("@") and _FILE_ARG.fullmatch(" " + word):
+        flag_value = bool(kept) and kept[-1].startswith("-") and not kept[-1].startswith("--run")
+        if kept and not word.startswith("@") and not flag_value and _FILE_ARG.fullmatch(" " + word):
             break  # a path names one file or folder (`@scope/name` is a package)
         kept.append("<id>" if re.fullmatch(r"\d{3,}", word) else word)  # a run or PR number
     while len(kept) > 1 and _QUIET_FLAGS.match(kept[-1]):
@@ -159,7 +195,11 @@ def _commands(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
             continue
         for command in development_commands(call.command, home):
             if command.text in seen:
-                seen[command.text][1].append(call.line)
+                earlier, lines = seen[command.text]
+                lines.append(call.line)
+                if command.example and len(command.example) <= MAX_EXAMPLE_CHARS:
+                    # Why the last: the form that worked at the end is usually the one to keep.
+                    seen[command.text] = (replace(earlier, example=command.example), lines)
             else:
                 seen[command.text] = (command, [call.line])
     ranked = sorted(seen.values(), key=lambda item: (-len(item[1]), item[1][0]))

@@ -331,6 +331,13 @@ _PREFERENCE_CONFIDENCE = {
 }
 
 
+_APPROVAL = re.compile(
+    r"^(?:the|this|that|your|these|those)\b[^,.]{0,40}\b(?:idea|suggestion|approach|plan|"
+    r"proposal|option|solution|direction)s?\b",
+    re.IGNORECASE,
+)
+
+
 def _preference(text: str) -> Candidate | None:
     fan = _EN_FAN.search(text)
     if fan and not _VAGUE_OBJECT.match(fan.group("obj")):
@@ -346,6 +353,8 @@ def _preference(text: str) -> Candidate | None:
         if not match:
             continue
         obj = match.group("obj").strip()
+        if _APPROVAL.match(obj):
+            return None  # "I like the CRDT idea": agreeing to a proposal, not a preference
         if (
             _VAGUE_OBJECT.match(obj)
             or _too_thin(obj)
@@ -682,6 +691,8 @@ def _negative_request(text: str) -> Candidate | None:
         return None
     if cue == "no" and re.match(r"^(?:\w+\s+){0,3}(?:is|are|was|were|has|have)\b", obj):
         return None  # "no one is ..." states, it does not ask
+    if cue == "no" and (len(obj.split()) > 4 or not re.search(r"s\W*$", obj)):
+        return None  # "no co-author lines", "no emojis"; not "no relevance beyond tag matching"
     if cue == "stop" and re.match(r"^(?:for a|a sec|here|there|now)\b", obj, re.IGNORECASE):
         return None  # "stop for a second": a pause, not a rule
     said = text if cue != "dont" else "don't " + obj
