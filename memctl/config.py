@@ -177,6 +177,8 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     action_k: int = setting(1, at_least=0)
     action_min_relevance: float | None = setting(0.6, at_least=0, at_most=1)
     always_budget: int = setting(300, at_least=0)  # session start: `apply: always` memories
+    # Where a hook's `transcript_path` may point (Claude Code keeps them here); `~` is home.
+    transcript_folders: tuple[str, ...] = setting(("~/.claude/projects",))
 
 
 _DECAY = decay_model.DecaySettings()  # the decay model's own defaults
@@ -301,6 +303,10 @@ class PrivacySettings:
 class LimitsSettings:
     # Memory files are untrusted input: larger ones are reported and skipped, never read whole.
     max_file_bytes: int = setting(2 * 1024 * 1024, at_least=1024)
+    # Files memctl is handed (an import, a hook's transcript, `extract FILE`): larger ones are
+    # refused, as are devices and pipes. Queries (recall, MCP) longer than max_query_bytes too.
+    max_input_bytes: int = setting(64 * 1024 * 1024, at_least=1024)
+    max_query_bytes: int = setting(64 * 1024, at_least=256)
 
 
 @dataclass(frozen=True)
@@ -602,7 +608,15 @@ def find_store(
         # Why: `--store ~/code/app` names the project; used as a store it would read nothing
         # and leave .index/ and .state/ in the project's root.
         inner = path / STORE_DIRNAME
-        return inner if path.name != STORE_DIRNAME and inner.is_dir() else path
+        root = inner if path.name != STORE_DIRNAME and inner.is_dir() else path
+        if root.name != STORE_DIRNAME and not (root / CONFIG_FILENAME).is_file():
+            # Why: a command on a folder that is not a store would fill it with .index/,
+            # .state/ and type folders; memctl writes only where `memctl init` did.
+            raise StoreNotFound(
+                f"'{path}' is not a memctl store (no {CONFIG_FILENAME} in it, no "
+                f"{STORE_DIRNAME}/ below it). Create one with `memctl init {path}`."
+            )
+        return root
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / STORE_DIRNAME

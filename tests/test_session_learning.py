@@ -28,6 +28,19 @@ from memctl.core.extract_rules import extract_candidates
 from memctl.service.memories.lookup import list_memories
 
 
+@pytest.fixture(autouse=True)
+def own_home(tmp_path, monkeypatch):
+    """Hooks read transcripts only under ~/.claude/projects: a HOME of the test's own."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def transcripts() -> Path:
+    """Where Claude Code keeps this project's transcripts (under the test's HOME)."""
+    folder = Path.home() / ".claude" / "projects" / "-project"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _memories(store):
     return [memory for _, memory in list_memories(store).memories]
 
@@ -288,7 +301,7 @@ def test_stop_asks_the_agent_to_record_once_per_session_when_something_is_worth_
         Transcript()
         .user("never add co-author lines to commits")
         .say("Understood.")
-        .write(tmp_path / "t.jsonl")
+        .write(transcripts() / "t.jsonl")
     )
     assert _stop(store, transcript, active=True) == ""  # already continuing: never again
     first = json.loads(_stop(store, transcript))
@@ -299,13 +312,13 @@ def test_stop_asks_the_agent_to_record_once_per_session_when_something_is_worth_
 
 def test_stop_asks_nothing_of_a_session_with_nothing_to_keep(store, tmp_path):
     transcript = Transcript().user("what does this function do?").say("It parses.")
-    assert _stop(store, transcript.write(tmp_path / "t.jsonl")) == ""
+    assert _stop(store, transcript.write(transcripts() / "t.jsonl")) == ""
 
 
 def test_stop_asks_nothing_when_an_llm_extracts(store, tmp_path):
     config = store.root / "config.yaml"
     config.write_text(config.read_text() + "\nllm:\n  model: openai/gpt-4o-mini\n")
-    transcript = Transcript().user("never add co-author lines").write(tmp_path / "t.jsonl")
+    transcript = Transcript().user("never add co-author lines").write(transcripts() / "t.jsonl")
     assert _stop(store, transcript) == ""
 
 
@@ -315,13 +328,14 @@ def test_stop_asks_nothing_when_an_llm_extracts(store, tmp_path):
 def test_a_foreground_ingest_that_fails_stays_queued_and_is_listed(store, tmp_path):
     from memctl.agents.claude_code import normalize_payload
 
-    missing = tmp_path / "gone.jsonl"  # the ingest fails: the transcript is not there
+    broken = transcripts() / "broken.jsonl"  # the ingest fails: a line is not JSON
+    broken.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\nnot json\n')
     payload = normalize_payload(
         json.dumps(
             {
                 "hook_event_name": "SessionEnd",
                 "session_id": "s-q",
-                "transcript_path": str(missing),
+                "transcript_path": str(broken),
                 "cwd": str(store.root.parent),
             }
         )
@@ -341,7 +355,7 @@ def test_a_foreground_ingest_that_fails_stays_queued_and_is_listed(store, tmp_pa
 def test_a_foreground_ingest_that_finishes_leaves_nothing_pending(store, fake_embedder, tmp_path):
     from memctl.agents.claude_code import normalize_payload
 
-    transcript = Transcript().user("use pnpm, not npm").say("OK.").write(tmp_path / "t.jsonl")
+    transcript = Transcript().user("use pnpm, not npm").say("OK.").write(transcripts() / "t.jsonl")
     payload = normalize_payload(
         json.dumps(
             {

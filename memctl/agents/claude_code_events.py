@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.hook_runner import log_hook_error
-from memctl.agents.ingest import ingest_transcript
+from memctl.agents.ingest import hook_transcript, ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
@@ -164,6 +164,7 @@ def capture_transcript(
     """
     if not payload.transcript_path:
         raise MemctlError(f"{payload.event} payload has no transcript_path; nothing to capture")
+    hook_transcript(store, payload.transcript_path)
     job = {
         "session_id": payload.session_id,
         "transcript_path": payload.transcript_path,
@@ -286,7 +287,7 @@ def run_ingest_job(store: Store, job_path: Path) -> None:
     ingest_transcript(
         store,
         str(job.get("session_id") or ""),
-        Path(job["transcript_path"]),
+        hook_transcript(store, str(job["transcript_path"])),
         final=bool(job.get("final")),
         user_store=user_store,
     )
@@ -383,14 +384,18 @@ def ask_agent_to_record(store: Store, payload: HookPayload) -> str | None:
     state = load_session_state(store, payload.session_id)
     if state.get("asked_to_record"):
         return None
-    if not session_worth_keeping(Path(payload.transcript_path)):
+    try:
+        transcript = hook_transcript(store, payload.transcript_path)
+    except MemctlError:
+        return None  # not a transcript memctl may read: nothing to judge it by
+    if not session_worth_keeping(transcript, store.settings.limits.max_input_bytes):
         return None
     state["asked_to_record"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     save_session_state(store, payload.session_id, state)
     return json.dumps({"decision": "block", "reason": RECORD_ASK}, ensure_ascii=False)
 
 
-def session_worth_keeping(transcript: Path) -> bool:
+def session_worth_keeping(transcript: Path, max_bytes: int) -> bool:
     """The session said or did something a later one needs: a user turn that states a rule
     or correction, a development command that succeeded, or a file the agent changed."""
     from memctl.agents.ingest import read_transcript, read_transcript_tools
@@ -398,12 +403,12 @@ def session_worth_keeping(transcript: Path) -> bool:
     from memctl.core.extract_rules import extract_candidates
 
     try:
-        turns = read_transcript(transcript)
+        turns = read_transcript(transcript, max_bytes)
     except (OSError, MemctlError):
         return False
     if extract_candidates([t for t in turns if t.role == "user"]):
         return True
-    _, calls = read_transcript_tools(transcript)
+    _, calls = read_transcript_tools(transcript, max_bytes)
     changing = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
     return any(
         call.ok

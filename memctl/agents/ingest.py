@@ -14,9 +14,11 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.conversation import ToolCall, Turn, home_as_tilde
+from memctl.core.errors import MemctlError
 from memctl.core.memory import parse_time
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
+from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, read_input_file
 
 AGENT = "claude-code"
 
@@ -61,13 +63,14 @@ def _ingest(
     final: bool,
     user_store: Store | None,
 ) -> IngestReport:
+    limit = store.settings.limits.max_input_bytes
     # Why `~`: what is learned lands in files git may stage; the home folder names the user.
     turns = [
         replace(t, content=home_as_tilde(t.content))
-        for t in read_transcript(Path(transcript_path))
+        for t in read_transcript(Path(transcript_path), limit)
         if t.content.strip()
     ]
-    outputs_at, tool_calls = read_transcript_tools(Path(transcript_path))
+    outputs_at, tool_calls = read_transcript_tools(Path(transcript_path), limit)
     tool_calls = [
         replace(c, command=home_as_tilde(c.command), path=home_as_tilde(c.path)) for c in tool_calls
     ]
@@ -129,30 +132,37 @@ def _ingest(
     return report
 
 
-def read_transcript(path: Path) -> list[Turn]:
-    """The transcript's turns. Claude Code appends to it while the session runs, so a last
-    line without its newline is a write in progress: it is left for the next call."""
-    from memctl.agents.transcripts import read_conversation
-    from memctl.core.errors import InvalidMemoryFile
+def hook_transcript(store: Store, path: str | Path) -> Path:
+    """A hook payload's `transcript_path`, when it is a transcript in one of the store's
+    `hooks.transcript_folders` (agents.transcripts.checked_transcript_path); else refused."""
+    from memctl.agents.transcripts import checked_transcript_path
 
-    raw = path.read_bytes()
+    folders = [Path(folder).expanduser() for folder in store.settings.hooks.transcript_folders]
+    return checked_transcript_path(path, folders)
+
+
+def read_transcript(path: Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> list[Turn]:
+    """The transcript's turns. Claude Code appends to it while the session runs, so a last
+    line without its newline is a write in progress: it is left for the next call. Only a
+    regular JSONL file of at most `max_bytes` is read."""
+    from memctl.agents.transcripts import read_jsonl_transcript
+
+    raw = read_input_file(path, max_bytes)
     if raw.lstrip().startswith(b"{") and not raw.endswith(b"\n"):
         raw = raw[: raw.rfind(b"\n") + 1]
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidMemoryFile(path, raw[: exc.start].count(b"\n") + 1, "not UTF-8 text") from None
-    return read_conversation(text, source=str(path))
+    return read_jsonl_transcript(raw, str(path))
 
 
-def read_transcript_tools(path: Path) -> tuple[list[tuple[int, str, str]], list[ToolCall]]:
-    """What the transcript's tools returned, where (agents.transcripts.read_tool_outputs_at), and the
-    agent's tool calls with how each turned out (agents.transcripts.read_tool_calls)."""
+def read_transcript_tools(
+    path: Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES
+) -> tuple[list[tuple[int, str, str]], list[ToolCall]]:
+    """What the transcript's tools returned, where (agents.transcripts.read_tool_outputs_at),
+    and the agent's tool calls with how each turned out (agents.transcripts.read_tool_calls)."""
     from memctl.agents.transcripts import read_tool_calls, read_tool_outputs_at
 
     try:
-        text = path.read_bytes().decode("utf-8-sig", errors="replace")
-    except OSError:
+        text = read_input_file(path, max_bytes).decode("utf-8-sig", "replace")
+    except (OSError, MemctlError):
         return [], []
     return read_tool_outputs_at(text), read_tool_calls(text)
 

@@ -18,7 +18,9 @@ Formats are detected from the text itself:
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 from memctl.core.conversation import ToolCall, Turn
 from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.fence import CLOSE, OPEN
+from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, file_kind, read_input_file
 
 ROLE_ALIASES = {
     "user": "user",
@@ -74,10 +77,13 @@ _COMMAND_TAG = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 
 
-def read_conversation_file(path: str | Path) -> list[Turn]:
+def read_conversation_file(
+    path: str | Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES
+) -> list[Turn]:
+    """Turns of a conversation file: only a regular file of at most `max_bytes` is read."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_input_file(path, max_bytes)
     except OSError as exc:  # missing, a folder, unreadable: say so, not a traceback
         raise MemctlError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     try:
@@ -302,6 +308,64 @@ def _read_plain_text(text: str) -> list[Turn]:
             lines.append(line)
     flush()
     return turns
+
+
+# --- a hook's transcript_path --------------------------------------------------------------
+
+TRANSCRIPT_SUFFIX = ".jsonl"
+
+
+class NotATranscript(MemctlError):
+    """A hook payload's `transcript_path` that is not a Claude Code transcript."""
+
+    kind = "invalid_hook_input"
+
+
+def checked_transcript_path(path: str | Path, folders: Iterable[Path]) -> Path:
+    """`path` when it can be a Claude Code transcript: a `.jsonl` file inside one of `folders`
+    (Claude Code's own, by default), after following every link. A payload naming anything
+    else (`/etc/passwd`, a notes file with a planted "User:" line) is refused, never read."""
+    given = Path(path)
+    if not given.is_absolute():
+        raise NotATranscript(f"transcript_path {str(path)!r} is not an absolute path; not read")
+    try:
+        real = given.resolve(strict=True)
+    except FileNotFoundError:
+        raise NotATranscript(f"transcript_path {given} does not exist") from None
+    except (OSError, RuntimeError) as exc:
+        raise NotATranscript(f"transcript_path {given} cannot be resolved ({exc})") from None
+    kind = file_kind(os.stat(real).st_mode)
+    if kind:
+        raise NotATranscript(f"transcript_path {given} is {kind}, not a transcript file; not read")
+    if real.suffix != TRANSCRIPT_SUFFIX:
+        raise NotATranscript(
+            f"transcript_path {given} is not a {TRANSCRIPT_SUFFIX} transcript; not read"
+        )
+    inside = []
+    for folder in folders:
+        try:
+            inside.append(real.is_relative_to(folder.resolve()))
+        except (OSError, RuntimeError):
+            continue
+    if not any(inside):
+        names = ", ".join(str(f) for f in folders) or "none configured"
+        raise NotATranscript(
+            f"transcript_path {given} is outside the transcript folders ({names}); not read. "
+            "Add its folder to hooks.transcript_folders in config.yaml if it is a transcript."
+        )
+    return given
+
+
+def read_jsonl_transcript(raw: bytes, source: str) -> list[Turn]:
+    """Turns of a Claude Code transcript's bytes; anything but JSONL is refused."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidMemoryFile(source, line, "not UTF-8 text") from None
+    if text.strip() and detect_format(text) != "jsonl":
+        raise InvalidMemoryFile(source, 1, "not a JSONL transcript (one JSON object per line)")
+    return read_conversation(text, source=source)
 
 
 # --- tool outputs (for provenance) ---------------------------------------------------------

@@ -40,6 +40,13 @@ def find_store_root(
     chosen = explicit or env.get("MEMCTL_STORE")
     if chosen:
         path = os.path.realpath(os.path.expanduser(chosen))
+        inner = os.path.join(path, STORE_DIRNAME)
+        if os.path.basename(path) != STORE_DIRNAME and os.path.isdir(inner):
+            path = inner
+        if os.path.basename(path) != STORE_DIRNAME and not os.path.isfile(
+            os.path.join(path, "config.yaml")
+        ):
+            return None  # not a store: the in-process path says so
         return path if os.path.isdir(path) else None
     if not upward:
         return None

@@ -25,7 +25,7 @@ from memctl.service.lifecycle.episodes import with_embeddings
 from memctl.service.lifecycle.session import FoldReport, end_idle_sessions, trim_sessions
 from memctl.service.memories.add import build_memory
 from memctl.service.memories.lookup import list_memories
-from memctl.service.provenance import gate_for
+from memctl.service.provenance import gate_for, note_written_memories
 from memctl.store.files import max_file_bytes, path_for, write_memory
 
 KNOWLEDGE_SYSTEM = (
@@ -290,6 +290,7 @@ def _write_knowledge(
     gate = gate_for(store)
     stamp_origin(memory, least_trusted(["agent", *(gate.origin(m) for m in members)]))
     write_memory(path_for(store.root, memory), memory, max_file_bytes(store))
+    note_written_memories(store, [(memory, None)])
     return memory
 
 

@@ -48,6 +48,7 @@ from memctl.core.revisions import (
 from memctl.core.supersession import SUPERSEDING_TYPES, SupersedeLimits, supersedes
 from memctl.service.after_reply import later
 from memctl.service.memories import write_queue
+from memctl.service.provenance import note_written_memories
 from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
@@ -181,6 +182,7 @@ def add_memory(
     memory = unused_id(store, memory)
     path = path_for(store.root, memory)
     write_memory(path, memory, max_file_bytes(store))
+    note_written_memories(store, [(memory, None)])
     if sync:
         later(lambda: sync_index(store))
     return AddResult(memory=memory, path=path, redacted=redacted)
@@ -378,6 +380,7 @@ def write_new(store: Store, memory: Memory) -> AddResult:
     memory = unused_id(store, memory)
     path = path_for(store.root, memory)
     write_memory(path, memory, max_file_bytes(store))
+    note_written_memories(store, [(memory, None)])
     return AddResult(memory=memory, path=path, written=[path])
 
 
@@ -410,6 +413,7 @@ def rewrite_memory(
             data = check_file_size(render_memory(planned), limit)
             # Why compare-and-swap: a hand edit holds no lock; it must never be overwritten.
             if replace_if_unchanged(store.root / relpath, data, fresh_raw):
+                note_written_memories(store, [(planned, fresh)])
                 return store.root / relpath, planned, action
     raise MemctlError(
         f"{store.root / relpath}: it kept changing while memctl merged into it; nothing was "
