@@ -168,6 +168,8 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     prompt_min_rarity: float = setting(0.8, at_least=0, at_most=1)  # core.rare_terms; 0: off
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
+    # With no LLM: at Stop, ask the agent once per session to record what is worth keeping
+    ask_agent_to_record: bool = setting(True)
     budgets: dict[str, float] = setting({}, above=0)  # hook slug -> seconds before it gives up
     # Action time (PreToolUse): memories anchored to the file or command about to be touched,
     # plus at most action_k recall matches for its path and text at action_min_relevance.

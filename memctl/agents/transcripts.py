@@ -21,10 +21,11 @@ import json
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memctl.core.conversation import Turn
+from memctl.core.conversation import ToolCall, Turn
 from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.fence import CLOSE, OPEN
 from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, file_kind, read_input_file
@@ -60,6 +61,15 @@ _ROLE_LINE = re.compile(
     re.IGNORECASE,
 )
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# What an app wrapping Claude Code (Conductor, ...) puts before the person's words.
+_HARNESS_INSTRUCTION = re.compile(r"<system_instruction>.*?</system_instruction>", re.DOTALL)
+_SHELL_ECHOES = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
 # What memctl itself injected (core.fence): notes it already holds, private ones included, so
 # extraction must not write them again as new memories (a private note would become a project one).
 _MEMCTL_NOTES = re.compile(re.escape(OPEN) + r".*?(?:" + re.escape(CLOSE) + r"|\Z)", re.DOTALL)
@@ -138,9 +148,10 @@ def _read_jsonl(text: str, source: str) -> list[Turn]:
         # Claude Code writes one line per content block of a message; they share message.id.
         if message_id and message_id == previous_id and turns and turns[-1].role == turn.role:
             last = turns[-1]
-            turns[-1] = Turn(last.role, f"{last.content}\n\n{turn.content}", last.timestamp)
+            content = f"{last.content}\n\n{turn.content}"
+            turns[-1] = Turn(last.role, content, last.timestamp, last.line, number)
         else:
-            turns.append(turn)
+            turns.append(Turn(turn.role, turn.content, turn.timestamp, number, number))
         previous_id = message_id
     return turns
 
@@ -254,8 +265,9 @@ def _content_text(content: Any, source: str, line: int) -> str:
 def _clean_claude_text(text: str) -> str:
     """Drop what Claude Code injects into user turns; keep what the person typed."""
     text = _SYSTEM_REMINDER.sub("", text).strip()
-    if text.startswith("<local-command-stdout>") or text.startswith("<local-command-stderr>"):
-        return ""
+    text = _HARNESS_INSTRUCTION.sub("", text).strip()
+    if text.startswith(_SHELL_ECHOES):
+        return ""  # a `!command` the user ran in the prompt, and its output: not their words
     if text.startswith(("<command-name>", "<command-message>")):
         # A slash command: keep it only when the person typed arguments after it.
         tags = dict(_COMMAND_TAG.findall(text))
@@ -363,12 +375,18 @@ def read_tool_outputs(text: str) -> list[tuple[str, str]]:
     """(origin, text) of every tool result in a JSONL conversation: Claude Code's `tool_result`
     parts (named by the `tool_use` they answer) and `{"role": "tool"}` messages. Not turns of
     the conversation, but what extraction checks an item's words against (core.provenance)."""
+    return [(origin, body) for _, origin, body in read_tool_outputs_at(text)]
+
+
+def read_tool_outputs_at(text: str) -> list[tuple[int, str, str]]:
+    """(line, origin, text) of every tool result: `read_tool_outputs` with where each is, so
+    that words a user typed are checked only against what tools had said before them."""
     text = text.lstrip("\ufeff")
     if detect_format(text) != "jsonl":
         return []
     names: dict[str, str] = {}
-    outputs: list[tuple[str, str]] = []
-    for line in text.splitlines():
+    outputs: list[tuple[int, str, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
@@ -381,7 +399,7 @@ def read_tool_outputs(text: str) -> list[tuple[str, str]]:
         content = message.get("content")
         if ROLE_ALIASES.get(role) == "tool":
             name = str(message.get("name") or entry.get("name") or "tool")
-            outputs.append((_tool_origin(name), _part_text(content)))
+            outputs.append((number, _tool_origin(name), _part_text(content)))
             continue
         for part in content if isinstance(content, list) else []:
             if not isinstance(part, dict):
@@ -390,8 +408,8 @@ def read_tool_outputs(text: str) -> list[tuple[str, str]]:
                 names[part["id"]] = str(part.get("name") or "tool")
             elif part.get("type") == "tool_result":
                 name = names.get(str(part.get("tool_use_id")), "tool")
-                outputs.append((_tool_origin(name), _part_text(part.get("content"))))
-    return [(origin, body) for origin, body in outputs if body.strip()]
+                outputs.append((number, _tool_origin(name), _part_text(part.get("content"))))
+    return [(at, origin, body) for at, origin, body in outputs if body.strip()]
 
 
 def _tool_origin(name: str) -> str:
@@ -408,3 +426,60 @@ def _part_text(content: Any) -> str:
     if isinstance(content, dict):
         return _part_text(content.get("text") or content.get("content") or "")
     return ""
+
+
+# --- tool calls (for commands and gotchas) ---------------------------------------------------
+
+TOOL_OUTPUT_HEAD = 600  # characters of a tool's result kept with its call
+
+
+def read_tool_calls(text: str) -> list[ToolCall]:
+    """The tool calls of a Claude Code JSONL transcript, in order, each with whether it
+    succeeded (its `tool_result` is not an error) and the start of what it returned.
+    Sub-agent (sidechain) calls are left out: they are another conversation."""
+    text = text.lstrip("\ufeff")
+    if detect_format(text) != "jsonl":
+        return []
+    calls: list[ToolCall] = []
+    by_id: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if '"tool_' not in line:
+            continue  # Why: most lines of a long transcript hold neither; skip their parse
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict) or entry.get("isSidechain"):
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "tool_use" and isinstance(part.get("id"), str):
+                given = part.get("input")
+                data: dict[str, Any] = given if isinstance(given, dict) else {}
+                command = data.get("command")
+                command = command if isinstance(command, str) else ""
+                path = data.get("file_path") or data.get("notebook_path") or ""
+                by_id[part["id"]] = len(calls)
+                calls.append(
+                    ToolCall(
+                        str(part.get("name") or "tool"),
+                        command,
+                        path if isinstance(path, str) else "",
+                        number,
+                    )
+                )
+            elif part.get("type") == "tool_result":
+                index = by_id.get(str(part.get("tool_use_id")))
+                if index is None:
+                    continue
+                output = _part_text(part.get("content"))[:TOOL_OUTPUT_HEAD]
+                calls[index] = replace(
+                    calls[index],
+                    ok=not part.get("is_error"),
+                    result_line=number,
+                    output=output,
+                )
+    return calls
