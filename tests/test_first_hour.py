@@ -428,3 +428,20 @@ def test_a_hook_on_a_slow_machine_answers_within_memctl_hook_budget(
         input=json.dumps(payload),
     )
     assert ran.exit_code == 0 and "Never edit billing.py" in ran.stdout, ran.output
+
+
+def test_an_edit_through_memctl_keeps_a_memory_the_users_own(
+    store, tmp_path, monkeypatch, fake_embedder
+):
+    """`memctl edit` is the person writing on this machine: the saved text stays trusted, as an
+    `add` is, and a rule in it still reaches the agent."""
+    from memctl.service.provenance import gate_for
+
+    added = service.add_memory(store, "Always run make check before pushing to main")
+    edited_text = added.path.read_text().replace("make check", "make verify")
+    editor(tmp_path, monkeypatch, edited_text)
+    assert cli(store, "edit", added.memory.id).exit_code == 0
+    _, memory = service.get_memory(store, added.memory.id)
+    assert "make verify" in memory.body
+    gate = gate_for(store)
+    assert gate.origin(memory) == "user" and not gate.quarantined(memory)
