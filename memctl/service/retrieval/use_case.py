@@ -20,6 +20,7 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import UsageError
+from memctl.core.input_limits import check_query
 from memctl.core.recall_fields import LIST, WIRE, fields_of, request_fields
 from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.explain import OTHER_STORE, Trace
@@ -120,6 +121,7 @@ def check(request: RecallRequest) -> None:
         raise UsageError(f"--min-relevance must be between 0 and 1 (got {request.min_relevance}).")
     if not request.query.strip():
         raise UsageError("The query is empty.")
+    check_query(request.query, request.store.settings.limits.max_query_bytes)
 
 
 def recall(request: RecallRequest) -> RecallResult:
