@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.sessions.corpus import Session, available, load_sessions, transcript_path
+from benchmarks.sessions.corpus import (
+    Session,
+    available,
+    cache_dir,
+    load_sessions,
+    transcript_path,
+)
 from benchmarks.sessions.judge import is_narration, judge_memory, sentences
 from benchmarks.sessions.labels import KINDS, Item, Repeat, grade, load_labels
 
@@ -44,11 +50,22 @@ class RepeatResult:
     first_line: int | None  # line of the first injection that satisfied the item
 
 
+TEMPLATE_FOLDERS = "transcript_folders: [~/.claude/projects]"
+
+
 def fresh_store(where: Path) -> Path:
+    """A new store whose hooks may read the benchmark's transcripts (they live in the cache,
+    not in ~/.claude/projects; memctl versions without the setting need nothing)."""
     from memctl.service.init import init_store
 
     where.mkdir(parents=True, exist_ok=True)
-    return init_store(where).root
+    root = init_store(where).root
+    config = root / "config.yaml"
+    text = config.read_text(encoding="utf-8")
+    if TEMPLATE_FOLDERS in text:
+        folders = f"transcript_folders: [~/.claude/projects, {json.dumps(str(cache_dir()))}]"
+        config.write_text(text.replace(TEMPLATE_FOLDERS, folders), encoding="utf-8")
+    return root
 
 
 def ingest(store: Path, transcript: Path, session: Session, project: Path) -> dict[str, Any]:
