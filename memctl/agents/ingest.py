@@ -171,9 +171,10 @@ def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
     """An episode that copies a tool's words (the agent quoting a README it read) takes that
     tool's origin, like an extracted memory does (core.provenance.borrowed_origin).
 
-    Judged on the title too, as its own passage: the gate reads title and body, and the title is
-    the user's first request. A user's "from now on you must ..." there, next to a README the
-    agent quoted, is the user's instruction, not the README's."""
+    When title and body read as an instruction, the title is judged too, as its own passage: the
+    gate reads both, and the title is the user's first request. A user's "from now on you must
+    ..." there, next to a README the agent quoted, is the user's instruction, not the README's."""
+    from memctl.core.directives import directive_reason
     from memctl.core.errors import MemctlError
     from memctl.core.provenance import borrowed_origin, least_trusted, origin_of, stamp_origin
     from memctl.service.memories.add import rewrite_memory
@@ -184,7 +185,9 @@ def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
             path, memory = get_memory(store, memory_id)
         except MemctlError:
             continue  # forgotten meanwhile
-        borrowed = borrowed_origin(f"{memory.title}\n\n{memory.body}", tool_outputs)
+        whole = f"{memory.title}\n\n{memory.body}"
+        judged = whole if directive_reason(whole, own_labels=True) else memory.body
+        borrowed = borrowed_origin(judged, tool_outputs)
         if borrowed is None:
             continue
 
