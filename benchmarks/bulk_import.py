@@ -70,7 +70,15 @@ def run(count: int, root: Path) -> dict[str, float | int]:
     memories = [m for _, m in list_memories(store, include_archived=True).memories]
     found = 0
     for row in rows:
-        hits = service.recall(store, row["ticket"], k=5)
+        hits = service.recall(
+            service.RecallRequest(
+                store,
+                row["ticket"],
+                k=5,
+                min_relevance=store.settings.recall.min_relevance,
+                store_only=True,
+            )
+        ).hits
         found += any(row["ticket"] in h.path.read_text(encoding="utf-8") for h in hits)
     return {
         "records": count,

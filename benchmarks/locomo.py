@@ -165,7 +165,17 @@ def evaluate(
         }
         for mode in modes:
             start = time.perf_counter()
-            hits = service.recall(store, question.text, k=depth, mode=mode, sync=False)
+            hits = service.recall(
+                service.RecallRequest(
+                    store,
+                    question.text,
+                    k=depth,
+                    mode=mode,
+                    sync=False,
+                    min_relevance=store.settings.recall.min_relevance,
+                    store_only=True,
+                )
+            ).hits
             latencies[mode].append(time.perf_counter() - start)
             ranked = [_dia_id(hit) for hit in hits]
             unmapped += sum(1 for item in ranked if item is None)

@@ -96,7 +96,18 @@ def evaluate(
         for mode in args.modes:
             start = time.perf_counter()
             try:
-                hits = service.recall(store, query, k=10, mode=mode, sync=False, as_of=as_of)
+                hits = service.recall(
+                    service.RecallRequest(
+                        store,
+                        query,
+                        k=10,
+                        mode=mode,
+                        sync=False,
+                        as_of=as_of,
+                        min_relevance=store.settings.recall.min_relevance,
+                        store_only=True,
+                    )
+                ).hits
             except Exception as exc:  # noqa: BLE001 - a failing recall is a result, not a stop
                 errors.append(
                     {

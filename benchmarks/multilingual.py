@@ -62,7 +62,17 @@ def rank_of(store: Store, query: dict, mode: str) -> int | None:
     """1-based rank of the query's target among the top DEPTH, None if it is not there."""
     from memctl import service
 
-    hits = service.recall(store, query["query"], k=DEPTH, mode=mode, sync=False)
+    hits = service.recall(
+        service.RecallRequest(
+            store,
+            query["query"],
+            k=DEPTH,
+            mode=mode,
+            sync=False,
+            min_relevance=store.settings.recall.min_relevance,
+            store_only=True,
+        )
+    ).hits
     found = [str(hit.memory.extra.get(BENCH_KEY)) for hit in hits]
     return found.index(query["target"]) + 1 if query["target"] in found else None
 

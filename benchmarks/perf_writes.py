@@ -206,11 +206,27 @@ def recall_latency(store_root: Path, seed: int) -> dict:
 
     store = open_store(store_root)
     queries = generate_queries(RECALL_QUERIES, seed)
-    service.recall(store, queries[0], k=10)  # load the model, sync
+    service.recall(
+        service.RecallRequest(
+            store,
+            queries[0],
+            k=10,
+            min_relevance=store.settings.recall.min_relevance,
+            store_only=True,
+        )
+    )  # load the model, sync
     times = []
     for query in queries:
         started = time.perf_counter()
-        service.recall(store, query, k=10)
+        service.recall(
+            service.RecallRequest(
+                store,
+                query,
+                k=10,
+                min_relevance=store.settings.recall.min_relevance,
+                store_only=True,
+            )
+        )
         times.append(time.perf_counter() - started)
     return {"recall_p50_ms": summarize_seconds(times)["p50_ms"]}
 

@@ -122,7 +122,11 @@ def collect(store: Store, queries: list[tuple[str, set[str]]], by_stem: bool = F
     service.sync_index(store)
     found = []
     for position, (text, gold) in enumerate(queries):
-        hits = service.recall(store, text, k=DEPTH, min_relevance=0.0, sync=False)
+        hits = service.recall(
+            service.RecallRequest(
+                store, text, k=DEPTH, min_relevance=0.0, sync=False, store_only=True
+            )
+        ).hits
         found.append(
             {
                 "query": text,

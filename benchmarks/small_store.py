@@ -104,8 +104,17 @@ def evaluate(
         for query in QUERIES if queries is None else queries:
             start = time.perf_counter()
             hits = service.recall(
-                store, query.text, k=DEPTH, mode=mode, sync=False, as_of=query.as_of
-            )
+                service.RecallRequest(
+                    store,
+                    query.text,
+                    k=DEPTH,
+                    mode=mode,
+                    sync=False,
+                    as_of=query.as_of,
+                    min_relevance=store.settings.recall.min_relevance,
+                    store_only=True,
+                )
+            ).hits
             latencies[mode].append(time.perf_counter() - start)
             ranked = [hit.id for hit in hits]
             scored = score_query(query, ranked)

@@ -111,7 +111,9 @@ def run(pairs=PAIRS) -> dict:
                 for r in new.memory.relations
             )
             replaced_in_place = not new.created and new.memory.id == old.memory.id
-            current = service.recall(store, newer, k=5, min_relevance=0.0)
+            current = service.recall(
+                service.RecallRequest(store, newer, k=5, min_relevance=0.0, store_only=True)
+            ).hits
             shown_ids = [hit.id for hit in current]
             outcomes.append(
                 {

@@ -141,7 +141,11 @@ def test_the_symbol_index_reads_only_files_whose_content_changed(project, monkey
 def test_recall_path_and_add_proposals(project):
     found = invoke("recall", "--path", "src/i18n/Strings.resx", "--json")
     assert found.exit_code == 0, found.output
-    assert [item["id"] for item in json.loads(found.stdout)["items"]] == ["resxrule0001"]
+    hits = json.loads(found.stdout)
+    assert [hit["id"] for hit in hits] == ["resxrule0001"]
+    assert "regenerate its Designer.cs" in hits[0]["body"]
+    plain = json.loads(invoke("recall", "resx file Designer", "-k", "1", "--json").stdout)
+    assert list(hits[0]) == list(plain[0])  # one shape for a hit, with --path or without
     added = invoke("add", "Bump ResourceLoader when src/loader.py changes", "--json")
     assert added.exit_code == 0, added.output
     proposed = json.loads(added.stdout)["anchors_proposed"]

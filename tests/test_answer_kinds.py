@@ -123,14 +123,20 @@ def move_notes(store):
 @pytest.mark.model
 def test_asked_when_the_memory_that_says_when_gains_over_one_that_does_not(move_notes):
     query = "When did we move the builds to the new runners?"
-    on = {hit.id: hit.score for hit in service.recall(move_notes, query, k=2)}
+    on = {
+        hit.id: hit.score
+        for hit in service.recall(service.RecallRequest(move_notes, query, k=2)).hits
+    }
     off_store = with_overrides(move_notes, {"recall": {"answer_bonus": 0}})
-    off = {hit.id: hit.score for hit in service.recall(off_store, query, k=2)}
+    off = {
+        hit.id: hit.score
+        for hit in service.recall(service.RecallRequest(off_store, query, k=2)).hits
+    }
     assert on["how"] == pytest.approx(off["how"])
     assert on["when"] > off["when"]
     strong = with_overrides(move_notes, {"recall": {"answer_bonus": 2.0}})
-    assert service.recall(strong, query, k=2)[0].id == "when"
-    assert service.recall(off_store, query, k=2)[0].id == "how"
+    assert service.recall(service.RecallRequest(strong, query, k=2)).hits[0].id == "when"
+    assert service.recall(service.RecallRequest(off_store, query, k=2)).hits[0].id == "how"
 
 
 @pytest.mark.model
@@ -138,8 +144,12 @@ def test_a_question_that_asks_neither_when_nor_where_is_ranked_as_before(move_no
     query = "Why did we move the builds to the new runners?"
     strong = with_overrides(move_notes, {"recall": {"answer_bonus": 2.0}})
     off = with_overrides(move_notes, {"recall": {"answer_bonus": 0}})
-    assert [(h.id, h.score) for h in service.recall(strong, query, k=4, min_relevance=0.0)] == [
-        (h.id, h.score) for h in service.recall(off, query, k=4, min_relevance=0.0)
+    assert [
+        (h.id, h.score)
+        for h in service.recall(service.RecallRequest(strong, query, k=4, min_relevance=0.0)).hits
+    ] == [
+        (h.id, h.score)
+        for h in service.recall(service.RecallRequest(off, query, k=4, min_relevance=0.0)).hits
     ]
 
 
@@ -156,8 +166,15 @@ def test_asked_where_the_memory_that_names_a_place_gains_over_one_that_does_not(
     service.sync_index(store)
     query = "Where did we move the backups?"
     off = with_overrides(store, {"recall": {"answer_bonus": 0}})
-    on = {hit.id: hit.score for hit in service.recall(store, query, k=2)}
-    assert on["s3"] > {hit.id: hit.score for hit in service.recall(off, query, k=2)}["s3"]
+    on = {
+        hit.id: hit.score for hit in service.recall(service.RecallRequest(store, query, k=2)).hits
+    }
+    assert (
+        on["s3"]
+        > {
+            hit.id: hit.score for hit in service.recall(service.RecallRequest(off, query, k=2)).hits
+        }["s3"]
+    )
     strong = with_overrides(store, {"recall": {"answer_bonus": 2.0}})
-    assert service.recall(strong, query, k=2)[0].id == "s3"
-    assert service.recall(off, query, k=2)[0].id == "took"
+    assert service.recall(service.RecallRequest(strong, query, k=2)).hits[0].id == "s3"
+    assert service.recall(service.RecallRequest(off, query, k=2)).hits[0].id == "took"

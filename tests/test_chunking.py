@@ -158,7 +158,9 @@ def test_long_memory_is_indexed_as_chunks_under_one_id(long_store):
 
 def test_query_matching_a_late_paragraph_returns_the_memory_once_with_that_snippet(long_store):
     store, long, _short = long_store
-    hits = service.recall(store, "lighthouse keeper foghorn ledger", k=5)
+    hits = service.recall(
+        service.RecallRequest(store, "lighthouse keeper foghorn ledger", k=5)
+    ).hits
     ids = [hit.id for hit in hits]
     assert ids[0] == long.memory.id
     assert ids.count(long.memory.id) == 1
@@ -172,7 +174,9 @@ def test_query_matching_a_late_paragraph_returns_the_memory_once_with_that_snipp
 def test_short_memory_has_no_snippet(long_store):
     store, _, short = long_store
     hit = next(
-        h for h in service.recall(store, "coffee machine descaled", k=2) if h.id == short.memory.id
+        h
+        for h in service.recall(service.RecallRequest(store, "coffee machine descaled", k=2)).hits
+        if h.id == short.memory.id
     )
     assert hit.snippet is None
 

@@ -59,10 +59,14 @@ def test_a_question_about_a_person_ranks_their_own_turn_above_what_was_said_to_t
         "Caroline: It was, and the kids loved painting their bowls afterwards.",
     ])  # fmt: skip
     query = "What did Caroline make at the pottery workshop?"
-    hits = service.recall(store, query, k=2)
+    hits = service.recall(service.RecallRequest(store, query, k=2)).hits
     assert hits[0].body.startswith("Caroline: I went to a pottery workshop")
     unaware = with_overrides(store, {"recall": {"speaker_bonus": 0}})
-    assert service.recall(unaware, query, k=2)[0].body.startswith("Melanie:")
+    assert (
+        service.recall(service.RecallRequest(unaware, query, k=2))
+        .hits[0]
+        .body.startswith("Melanie:")
+    )
 
 
 @pytest.mark.model
@@ -74,11 +78,10 @@ def test_labels_outside_a_conversation_are_headings_and_change_nothing(store):
     ):
         service.add_memory(store, text, type="semantic", sync=False)
     service.sync_index(store)
-    on = service.recall(store, "where do we keep the decision log", k=2, min_relevance=0.0)
-    off = service.recall(
-        with_overrides(store, {"recall": {"speaker_bonus": 0}}),
-        "where do we keep the decision log", k=2, min_relevance=0.0,
-    )  # fmt: skip
+    on = service.recall(
+        service.RecallRequest(store, "where do we keep the decision log", k=2, min_relevance=0.0)
+    ).hits
+    off = service.recall(service.RecallRequest(with_overrides(store, {"recall": {"speaker_bonus": 0}}), "where do we keep the decision log", k=2, min_relevance=0.0)).hits  # fmt: skip
     assert [hit.id for hit in on] == [hit.id for hit in off]
     assert "docs/adr" in on[0].body
 
@@ -118,10 +121,15 @@ def test_in_a_conversation_the_turn_that_says_something_outranks_chatter(store):
         "producer for notes.",
     ])  # fmt: skip
     query = "What did Nate bake for the party?"
-    hits = service.recall(store, query, k=3, min_relevance=0.0)
+    hits = service.recall(service.RecallRequest(store, query, k=3, min_relevance=0.0)).hits
     assert "lemon cake" in hits[0].body
     flat = with_overrides(store, {"recall": {"length_prior": 0}})
-    assert "lemon cake" not in service.recall(flat, query, k=3, min_relevance=0.0)[0].body
+    assert (
+        "lemon cake"
+        not in service.recall(service.RecallRequest(flat, query, k=3, min_relevance=0.0))
+        .hits[0]
+        .body
+    )
 
 
 @pytest.mark.model
@@ -137,5 +145,11 @@ def test_notes_written_one_by_one_are_not_ranked_by_length(store):
     query = "which database runs production"
     flat = with_overrides(store, {"recall": {"length_prior": 0}})
     strong = with_overrides(store, {"recall": {"length_prior": 2.0}})
-    ranked = [hit.id for hit in service.recall(strong, query, k=2, min_relevance=0.0)]
-    assert ranked == [hit.id for hit in service.recall(flat, query, k=2, min_relevance=0.0)]
+    ranked = [
+        hit.id
+        for hit in service.recall(service.RecallRequest(strong, query, k=2, min_relevance=0.0)).hits
+    ]
+    assert ranked == [
+        hit.id
+        for hit in service.recall(service.RecallRequest(flat, query, k=2, min_relevance=0.0)).hits
+    ]

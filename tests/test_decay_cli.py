@@ -234,7 +234,10 @@ def test_recency_bonus_at_its_maximum_never_buries_an_old_relevant_memory(store,
     for i, text in enumerate(fresh):
         write_file(f"semantic/fresh{i}.md", memory_file(f"freshnote{i:03d}", text, now))
     store = write_config(store, "recall:\n  recency_bonus: 0.5\n  recency_half_life_days: 30\n")
-    assert service.recall(store, "billing service port", k=3)[0].id == "oldrelevant1"
+    assert (
+        service.recall(service.RecallRequest(store, "billing service port", k=3)).hits[0].id
+        == "oldrelevant1"
+    )
 
     # The bonus is real: between two equally relevant memories, the fresh one wins.
     write_file(
@@ -245,7 +248,9 @@ def test_recency_bonus_at_its_maximum_never_buries_an_old_relevant_memory(store,
             now,
         ),
     )
-    assert [h.id for h in service.recall(store, "billing service port", k=2)] == [
+    assert [
+        h.id for h in service.recall(service.RecallRequest(store, "billing service port", k=2)).hits
+    ] == [
         "newrelevant1",
         "oldrelevant1",
     ]
@@ -256,4 +261,4 @@ def test_recency_bonus_above_its_bound_is_refused(store, write_file):
     write_file("semantic/one.md", memory_file("onlymemory01", "Kites fly in onshore wind.", None))
     with pytest.raises(UsageError, match="recall.recency_bonus"):  # when the store is opened
         store = write_config(store, "recall:\n  recency_bonus: 2\n")
-        service.recall(store, "anything", k=1, mode="bm25")
+        service.recall(service.RecallRequest(store, "anything", k=1, mode="bm25"))

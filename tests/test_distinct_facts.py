@@ -43,7 +43,9 @@ def test_two_adds_with_the_same_subject_but_other_tickets_are_two_memories(store
     second = service.add_memory(store, R3)
     assert second.created and second.memory.id != first.memory.id
     for ticket, wanted in (("OPS-1444", first), ("OPS-1600", second)):
-        assert wanted.memory.id in [h.id for h in service.recall(store, ticket)], ticket
+        assert wanted.memory.id in [
+            h.id for h in service.recall(service.RecallRequest(store, ticket)).hits
+        ], ticket
 
 
 def test_a_true_update_keeps_the_old_tickets_findable(store, fake_embedder):
@@ -71,8 +73,8 @@ def test_identifiers_of_an_earlier_value_stay_searchable(store, fake_embedder):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"---\nid: esc1\ntype: semantic\n---\n\n{body}\n", encoding="utf-8")
     service.add_memory(store, "Escalations of billing go to ticket OPS-3000 in region r1.")
-    assert [h.id for h in service.recall(store, "PGQ77")] == ["esc1"]
-    assert "PGQ77" not in service.recall(store, "PGQ77")[0].title
+    assert [h.id for h in service.recall(service.RecallRequest(store, "PGQ77")).hits] == ["esc1"]
+    assert "PGQ77" not in service.recall(service.RecallRequest(store, "PGQ77")).hits[0].title
 
 
 def test_history_does_not_nest_when_a_hand_edit_quoted_a_section():
@@ -106,7 +108,7 @@ def test_a_bulk_import_of_distinct_templated_facts_keeps_every_ticket(
         for row in rows
         if not any(
             row["ticket"] in h.path.read_text(encoding="utf-8")
-            for h in service.recall(store, row["ticket"], k=5)
+            for h in service.recall(service.RecallRequest(store, row["ticket"], k=5)).hits
         )
     ]
     assert missing == []

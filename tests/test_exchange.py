@@ -95,7 +95,10 @@ def test_jsonl_round_trip_into_an_empty_store_gives_the_same_memories(filled, tm
     before, after = times(filled), times(empty)
     for memory_id, stamps in before.items():  # a hand-written file without times gets them now
         assert after[memory_id] == stamps or stamps == (None, None)
-    assert service.recall(empty, "which port does postgres use", k=1)[0].id == "db-port"
+    assert (
+        service.recall(service.RecallRequest(empty, "which port does postgres use", k=1)).hits[0].id
+        == "db-port"
+    )
 
     again = import_file(empty, dump)
     assert again.added == [] and {s["reason"] for s in again.skipped} == {"id already in the store"}

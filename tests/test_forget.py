@@ -51,7 +51,9 @@ def filled(store, write_file):
         f"archive/semantic/deploy-password-{SECRET_ID}.md",
         memory_file(SECRET_ID, f"Old deploy password {MARKER}", f"Was {MARKER}-1."),
     )
-    hits = service.recall(store, f"{MARKER} password", k=2, include_archived=True)
+    hits = service.recall(
+        service.RecallRequest(store, f"{MARKER} password", k=2, include_archived=True)
+    ).hits
     assert SECRET_ID in [hit.id for hit in hits]
     append_log(
         store, {"action": "archive", "id": SECRET_ID, "title": f"Old deploy password {MARKER}"}
@@ -89,9 +91,12 @@ def test_forgotten_text_is_in_no_file_under_the_store(filled):
     assert session["shown"] == ["note0deploys"]
 
     for memory_id, body in OTHERS.items():
-        assert service.recall(store, body, k=1)[0].id == memory_id
+        assert service.recall(service.RecallRequest(store, body, k=1)).hits[0].id == memory_id
     assert [
-        h.id for h in service.recall(store, MARKER, k=5, mode="bm25", include_archived=True)
+        h.id
+        for h in service.recall(
+            service.RecallRequest(store, MARKER, k=5, mode="bm25", include_archived=True)
+        ).hits
     ] == []
 
 
@@ -102,9 +107,9 @@ def test_forgetting_the_last_memory_of_a_table_leaves_no_table(store, write_file
     service.sync_index(store)
     forget_memories(store, [SECRET_ID])
     assert not any(MARKER.encode() in p.read_bytes() for p in store.root.rglob("*") if p.is_file())
-    assert service.recall(store, MARKER, k=1) == []
+    assert service.recall(service.RecallRequest(store, MARKER, k=1)).hits == []
     write_file("semantic/later.md", memory_file("later0000001", "Later", "A later note on kites."))
-    assert service.recall(store, "kites", k=1)[0].id == "later0000001"
+    assert service.recall(service.RecallRequest(store, "kites", k=1)).hits[0].id == "later0000001"
 
 
 def test_unknown_id_removes_nothing(filled):

@@ -83,7 +83,7 @@ def test_forgetting_an_episode_rewrites_the_knowledge_derived_from_it(consolidat
     assert SECRET not in log_path(store).read_text()
     assert not [t for t in texts_in_index(store) if SECRET in t]
     assert not (locks / "ep0restart01.lock").exists() and (locks / "ep0restart02.lock").exists()
-    hits = service.recall(store, "payments worker memory limit", k=5)
+    hits = service.recall(service.RecallRequest(store, "payments worker memory limit", k=5)).hits
     assert knowledge_id in [hit.id for hit in hits]  # indexed again, new text
 
 

@@ -39,5 +39,7 @@ def test_chunks_write_every_item_once_and_index_each_chunk(store, tmp_path, monk
     assert len(Manifest.load(store.index_dir).files) == len(TOPICS)  # every chunk indexed
     again = exchange.import_file(store, dump)
     assert again.added == [] and len(again.skipped) == len(lines)
-    hit = service.recall(store, "payroll worker restarts", k=1, sync=False)[0]
+    hit = service.recall(
+        service.RecallRequest(store, "payroll worker restarts", k=1, sync=False)
+    ).hits[0]
     assert "payroll" in hit.body

@@ -248,7 +248,7 @@ def test_a_memory_is_found_by_bm25_right_after_it_is_added(store):
         added = service.add_memory(
             store, f"Deploy checklist item {i}: the canary for region R{i}X must stay green"
         )
-        hits = service.recall(store, f"R{i}X", k=3, mode="bm25")
+        hits = service.recall(service.RecallRequest(store, f"R{i}X", k=3, mode="bm25")).hits
         assert hits and hits[0].id == added.memory.id
 
 
@@ -304,7 +304,7 @@ def test_a_cold_add_does_not_import_lancedb(store):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
-    hits = service.recall(store, "cache warmer", k=1)
+    hits = service.recall(service.RecallRequest(store, "cache warmer", k=1)).hits
     assert hits and "cache warmer" in hits[0].title
 
 

@@ -28,7 +28,10 @@ def _store_with_notes(store):
 
 
 def _ids(store, query: str) -> list[str]:
-    return [h.id for h in service.recall(store, query, k=3, min_relevance=0.0)]
+    return [
+        h.id
+        for h in service.recall(service.RecallRequest(store, query, k=3, min_relevance=0.0)).hits
+    ]
 
 
 def test_a_write_updates_the_manifest_and_its_stamp_by_the_files_it_wrote(store):

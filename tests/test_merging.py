@@ -92,7 +92,7 @@ def test_tabs_then_spaces_keeps_the_old_value_in_history_and_show_displays_it(st
     data = json.loads(runner.invoke(app, ["show", tabs.memory.id, "--json"]).stdout)
     assert data["history"] == history and "## History" in data["body"]
 
-    hits = service.recall(store, "which indentation does the user like")
+    hits = service.recall(service.RecallRequest(store, "which indentation does the user like")).hits
     assert [h.id for h in hits] == [tabs.memory.id]
 
 

@@ -51,16 +51,18 @@ def test_one_chinese_memory_does_not_lower_english_recall(store: Store):
     deploy = service.add_memory(store, DEPLOY, type="procedural", tags=["deploy"]).memory.id
     for text in ENGLISH:
         service.add_memory(store, text)
-    before = service.recall(store, "how do we ship to production")
+    before = service.recall(service.RecallRequest(store, "how do we ship to production")).hits
     assert [h.id for h in before][:1] == [deploy]
 
     chinese = service.add_memory(store, DEPLOY_ZH).memory.id
-    after = service.recall(store, "how do we ship to production")
+    after = service.recall(service.RecallRequest(store, "how do we ship to production")).hits
     assert index_model(store).id == MODEL_ID
     assert [h.id for h in after][:1] == [deploy]
     assert after[0].relevance == pytest.approx(before[0].relevance, abs=1e-6)
     # The Chinese memory is found by its words (bigrams on the full-text side).
-    assert [h.id for h in service.recall(store, "怎么上线")][:1] == [chinese]
+    assert [h.id for h in service.recall(service.RecallRequest(store, "怎么上线")).hits][:1] == [
+        chinese
+    ]
 
 
 @pytest.mark.model
@@ -79,7 +81,9 @@ def test_index_model_switches_the_store_and_keeps_it(store: Store):
     )
     assert result.exit_code == 0, result.output
     assert Manifest.load(store.index_dir).model == MULTILINGUAL_MODEL_ID
-    assert [h.id for h in service.recall(store, "怎么上线")][:1] == [chinese]
+    assert [h.id for h in service.recall(service.RecallRequest(store, "怎么上线")).hits][:1] == [
+        chinese
+    ]
 
 
 def test_index_model_refuses_a_model_config_yaml_contradicts(store: Store, fake_embedder):

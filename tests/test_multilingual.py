@@ -92,7 +92,7 @@ def test_a_chinese_query_finds_a_chinese_memory_by_its_words(store: Store):
         ("特性开关", "flags"),
         ("全量备份保留多久", "backup"),
     ):
-        hits = service.recall(store, query, k=1, mode="bm25")
+        hits = service.recall(service.RecallRequest(store, query, k=1, mode="bm25")).hits
         assert [h.id for h in hits] == [ids[key]], query
 
 
@@ -106,10 +106,18 @@ def test_japanese_and_korean_queries_match_by_bigrams(store: Store):
             "zh": CHINESE["deploy"],
         },
     )
-    assert [h.id for h in service.recall(store, "デプロイは何曜日", k=1, mode="bm25")] == [
-        ids["ja"]
-    ]
-    assert [h.id for h in service.recall(store, "로그 보관 기간", k=1, mode="bm25")] == [ids["ko"]]
+    assert [
+        h.id
+        for h in service.recall(
+            service.RecallRequest(store, "デプロイは何曜日", k=1, mode="bm25")
+        ).hits
+    ] == [ids["ja"]]
+    assert [
+        h.id
+        for h in service.recall(
+            service.RecallRequest(store, "로그 보관 기간", k=1, mode="bm25")
+        ).hits
+    ] == [ids["ko"]]
 
 
 @pytest.mark.model
@@ -117,8 +125,11 @@ def test_chinese_personal_numbers_are_redacted_before_they_reach_the_index(store
     added = service.add_memory(store, "新同事王磊的手机号是13812345678，工位在三楼。")
     text = added.path.read_text(encoding="utf-8")
     assert "13812345678" not in text and "[REDACTED_PHONE]" in text
-    assert service.recall(store, "13812345678", mode="bm25") == []
-    assert [h.id for h in service.recall(store, "王磊 工位", k=1, mode="bm25")] == [added.memory.id]
+    assert service.recall(service.RecallRequest(store, "13812345678", mode="bm25")).hits == []
+    assert [
+        h.id
+        for h in service.recall(service.RecallRequest(store, "王磊 工位", k=1, mode="bm25")).hits
+    ] == [added.memory.id]
 
 
 @pytest.mark.model
@@ -128,7 +139,10 @@ def test_a_store_indexed_before_segmentation_is_reindexed(store: Store):
     manifest.recipe = 4  # the recipe before CJK runs were cut into words
     manifest.save(store.index_dir)
     assert service.sync_index(store).updated == len(CHINESE)
-    assert [h.id for h in service.recall(store, "蓝绿部署", k=1, mode="bm25")] == [ids["deploy"]]
+    assert [
+        h.id
+        for h in service.recall(service.RecallRequest(store, "蓝绿部署", k=1, mode="bm25")).hits
+    ] == [ids["deploy"]]
 
 
 # --- file names --------------------------------------------------------------------------------
@@ -205,7 +219,7 @@ def test_changing_the_model_rebuilds_the_index(store: Store):
     report = service.sync_index(multilingual)
     assert report.rebuilt and report.embedded == len(CHINESE)
     assert Manifest.load(store.index_dir).model == MULTILINGUAL_MODEL_ID
-    hits = service.recall(multilingual, "蓝绿部署", k=1)
+    hits = service.recall(service.RecallRequest(multilingual, "蓝绿部署", k=1)).hits
     assert [h.id for h in hits] == [ids["deploy"]]
 
 
@@ -229,7 +243,9 @@ def test_cross_lingual_recall_with_the_multilingual_model(store: Store):
         ("账本为什么选关系型数据库？", "ledger"),
     ):
         # The ranking across languages; the floor is tested in test_relevance.py.
-        hits = service.recall(store, query, k=1, mode="vector", min_relevance=0.0)
+        hits = service.recall(
+            service.RecallRequest(store, query, k=1, mode="vector", min_relevance=0.0)
+        ).hits
         assert [h.id for h in hits] == [ids[key]], query
 
 

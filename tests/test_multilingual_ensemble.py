@@ -89,7 +89,9 @@ def test_the_ensemble_keeps_memories_apart_and_records_its_model(ensemble_store)
 )
 def test_the_ensemble_finds_within_chinese_and_across_languages(ensemble_store, query, key):
     store, ids, _ = ensemble_store
-    hits = service.recall(store, query, k=1, mode="vector", min_relevance=0.0, sync=False)
+    hits = service.recall(
+        service.RecallRequest(store, query, k=1, mode="vector", min_relevance=0.0, sync=False)
+    ).hits
     assert [h.id for h in hits] == [ids[key]]
 
 

@@ -75,12 +75,15 @@ def test_recall_fusion_is_configurable_and_checked(store):
     for fusion in ("zscore", "score", "rrf"):
         config.write_text(original.replace("recall:\n", f"recall:\n  fusion: {fusion}\n", 1))
         found[fusion] = {
-            hit.id for hit in service.recall(open_store(store.root), "release captain", k=2)
+            hit.id
+            for hit in service.recall(
+                service.RecallRequest(open_store(store.root), "release captain", k=2)
+            ).hits
         }
     assert found["zscore"] == found["score"] == found["rrf"] and len(found["rrf"]) == 2
     config.write_text(original.replace("recall:\n", "recall:\n  fusion: average\n", 1))
     with pytest.raises(UsageError, match="recall.fusion"):
-        service.recall(open_store(store.root), "release captain")
+        service.recall(service.RecallRequest(open_store(store.root), "release captain"))
 
 
 def test_rrf_sums_reciprocal_ranks():
@@ -123,7 +126,10 @@ def test_recall_brings_the_answer_written_right_after_the_question(store):
     ]
     service.sync_index(store)
     found = [
-        hit.id for hit in service.recall(store, "where are the staging certificates renewed", k=2)
+        hit.id
+        for hit in service.recall(
+            service.RecallRequest(store, "where are the staging certificates renewed", k=2)
+        ).hits
     ]
     assert found[0] == ids[0]
     assert ids[1] in found
@@ -145,7 +151,9 @@ def test_neighbours_can_be_turned_off(store):
     ).memory.id
 
     def score_of_reply() -> float:
-        hits = service.recall(open_store(store.root), "metrics exporter port", k=2)
+        hits = service.recall(
+            service.RecallRequest(open_store(store.root), "metrics exporter port", k=2)
+        ).hits
         assert hits[0].id == a
         return {h.id: h.score for h in hits}[b]
 
@@ -191,12 +199,21 @@ def test_a_query_whose_words_match_only_crumbs_ranks_the_meaning_match_first(sto
     service.sync_index(store)
     large = with_overrides(store, {"recall": {"prior_half_size": 0}})
     query = "how do we go back after shipping a faulty version to the floor"
-    assert service.recall(large, query, k=3, min_relevance=0)[0].id == ids[0]
+    assert (
+        service.recall(service.RecallRequest(large, query, k=3, min_relevance=0)).hits[0].id
+        == ids[0]
+    )
     trusting = with_overrides(
         store, {"recall": {"prior_half_size": 0, "coverage_chance": 0, "coverage_full": 0}}
     )
-    assert service.recall(trusting, query, k=3, min_relevance=0)[0].id == ids[1]
-    assert service.recall(large, "what does ERR_PAY_4471 mean", k=1)[0].id == ids[6]
+    assert (
+        service.recall(service.RecallRequest(trusting, query, k=3, min_relevance=0)).hits[0].id
+        == ids[1]
+    )
+    assert (
+        service.recall(service.RecallRequest(large, "what does ERR_PAY_4471 mean", k=1)).hits[0].id
+        == ids[6]
+    )
 
 
 def test_a_lifted_neighbour_stays_below_the_memory_that_lifted_it():
@@ -256,7 +273,18 @@ def test_among_memories_holding_every_query_word_the_meaning_decides(store):
     ]
     service.sync_index(store)
     query = "where are invoices stored"
-    assert service.recall(store, query, k=2, mode="bm25", min_relevance=0)[0].id == ids[1]
-    assert [hit.id for hit in service.recall(store, query, k=2, min_relevance=0)] == ids[:2]
+    assert (
+        service.recall(service.RecallRequest(store, query, k=2, mode="bm25", min_relevance=0))
+        .hits[0]
+        .id
+        == ids[1]
+    )
+    assert [
+        hit.id
+        for hit in service.recall(service.RecallRequest(store, query, k=2, min_relevance=0)).hits
+    ] == ids[:2]
     untied = with_overrides(store, {"recall": {"lexical_ties": False}})
-    assert service.recall(untied, query, k=1, min_relevance=0)[0].id == ids[1]
+    assert (
+        service.recall(service.RecallRequest(untied, query, k=1, min_relevance=0)).hits[0].id
+        == ids[1]
+    )

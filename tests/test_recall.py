@@ -38,9 +38,15 @@ def seeded(seeded_once, copy_store):
 @pytest.mark.model
 def test_semantic_query_with_no_shared_words_finds_the_memory(seeded):
     store, ids = seeded
-    hits = service.recall(store, "how do we push new versions to production", k=1, mode="vector")
+    hits = service.recall(
+        service.RecallRequest(
+            store, "how do we push new versions to production", k=1, mode="vector"
+        )
+    ).hits
     assert hits[0].id == ids["deploy"]
-    hits = service.recall(store, "what food do colleagues eat at the end of the week", k=1)
+    hits = service.recall(
+        service.RecallRequest(store, "what food do colleagues eat at the end of the week", k=1)
+    ).hits
     assert hits[0].id == ids["pizza"]
 
 
@@ -48,7 +54,9 @@ def test_semantic_query_with_no_shared_words_finds_the_memory(seeded):
 def test_exact_identifier_finds_its_memory(seeded):
     store, ids = seeded
     for query in ("TW-E4012", "what does reconcile_manifest do", "error TW-E4012 again?"):
-        assert service.recall(store, query, k=1)[0].id == ids["error"], query
+        assert (
+            service.recall(service.RecallRequest(store, query, k=1)).hits[0].id == ids["error"]
+        ), query
 
 
 @pytest.mark.model
@@ -60,7 +68,9 @@ def test_identifier_wins_even_among_many_similar_memories(store):
     target = service.add_memory(
         store, "Unrelated note: the warehouse code WH_ALPHA_77 is for Rotterdam"
     ).memory.id
-    assert service.recall(store, "error WH_ALPHA_77", k=1)[0].id == target
+    assert (
+        service.recall(service.RecallRequest(store, "error WH_ALPHA_77", k=1)).hits[0].id == target
+    )
 
 
 @pytest.mark.model
@@ -68,7 +78,7 @@ def test_hand_edit_shows_in_next_recall(seeded):
     store, ids = seeded
     path = service.get_memory(store, ids["pizza"])[0]
     path.write_text(path.read_text().replace("pizza", "sushi from the harbour kiosk"))
-    hits = service.recall(store, "sushi", k=1, mode="bm25")
+    hits = service.recall(service.RecallRequest(store, "sushi", k=1, mode="bm25")).hits
     assert hits[0].id == ids["pizza"]
     assert "sushi" in hits[0].body
 
@@ -80,7 +90,7 @@ def test_hand_written_file_is_recalled(seeded):
     (store.root / "procedural" / "hotfix.md").write_text(
         "# Hotfix\n\nCut hotfix branches from the release tag, never from main.\n"
     )
-    hits = service.recall(store, "where do hotfix branches start", k=1)
+    hits = service.recall(service.RecallRequest(store, "where do hotfix branches start", k=1)).hits
     assert hits[0].id == "hotfix"
     assert hits[0].type == "procedural"
 
@@ -88,19 +98,28 @@ def test_hand_written_file_is_recalled(seeded):
 @pytest.mark.model
 def test_filters_by_type_and_tag(seeded):
     store, ids = seeded
-    hits = service.recall(store, "code", k=5, types=["preference"])
+    hits = service.recall(service.RecallRequest(store, "code", k=5, types=("preference",))).hits
     assert [h.id for h in hits] == [ids["tabs"]]
     # Why: one bare word is weak evidence (relevance ~0.14); this test is about the tag filter.
-    hits = service.recall(store, "database", k=5, tags=["db"], min_relevance=0.0)
+    hits = service.recall(
+        service.RecallRequest(store, "database", k=5, tags=("db",), min_relevance=0.0)
+    ).hits
     assert [h.id for h in hits] == [ids["db"]]
 
 
 @pytest.mark.model
 def test_modes_return_their_own_side(seeded):
     store, ids = seeded
-    assert service.recall(store, "MongoDB", k=1, mode="bm25")[0].id == ids["db"]
     assert (
-        service.recall(store, "document database versus relational", k=1, mode="vector")[0].id
+        service.recall(service.RecallRequest(store, "MongoDB", k=1, mode="bm25")).hits[0].id
+        == ids["db"]
+    )
+    assert (
+        service.recall(
+            service.RecallRequest(store, "document database versus relational", k=1, mode="vector")
+        )
+        .hits[0]
+        .id
         == ids["db"]
     )
 
@@ -130,9 +149,13 @@ def test_a_tag_filter_matches_only_that_tag_never_a_pattern(store):
     }
     for tag in ("a_b", "50%", "it's"):
         for mode in ("hybrid", "bm25", "vector"):
-            hits = service.recall(store, "cache deploy", k=10, tags=[tag], mode=mode)
+            hits = service.recall(
+                service.RecallRequest(store, "cache deploy", k=10, tags=(tag,), mode=mode)
+            ).hits
             assert [hit.id for hit in hits] == [tagged[tag]], (tag, mode)
-    assert service.recall(store, "cache deploy", k=10, tags=["a%"]) == []
+    assert (
+        service.recall(service.RecallRequest(store, "cache deploy", k=10, tags=("a%",))).hits == []
+    )
 
 
 @pytest.mark.model
@@ -141,6 +164,6 @@ def test_a_query_in_double_quotes_is_searched_not_parsed(seeded, query, capsys):
     """Quotes are how people cite; the full-text side must not read them as phrase syntax
     (an index without positions refused it, and the refusal looked like a damaged index)."""
     store, ids = seeded
-    hits = service.recall(store, query, k=3, mode="bm25")
+    hits = service.recall(service.RecallRequest(store, query, k=3, mode="bm25")).hits
     assert hits, query
     assert "damaged" not in capsys.readouterr().err

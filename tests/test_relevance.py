@@ -73,26 +73,40 @@ def team(store):
      "rename this variable to something clearer"],
 )  # fmt: skip
 def test_an_unrelated_query_returns_nothing(store, team, query):
-    assert service.recall(store, query, k=5) == []
-    assert service.recall(store, query, k=5, mode="bm25") == []
-    assert service.recall(store, query, k=5, mode="vector") == []
+    # Without -k: at most recall.k, and only those above recall.min_relevance.
+    assert service.recall(service.RecallRequest(store, query)).hits == []
+    assert service.recall(service.RecallRequest(store, query, mode="bm25")).hits == []
+    assert service.recall(service.RecallRequest(store, query, mode="vector")).hits == []
 
 
 def test_k_is_a_maximum_and_every_hit_has_a_relevance(store, team):
-    hits = service.recall(store, "which payment provider handles card payments", k=5)
-    assert 1 <= len(hits) < 5  # only the memories about payments clear the floor
+    hits = service.recall(
+        service.RecallRequest(store, "which payment provider handles card payments")
+    ).hits
+    assert 1 <= len(hits) < store.settings.recall.k  # only those about payments clear the floor
     assert hits[0].id == team[8]
     assert all(0.0 <= hit.relevance <= 1.0 for hit in hits)
-    assert len(service.recall(store, "which payment provider handles card payments", k=1)) == 1
-    everything = service.recall(store, "which payment provider", k=5, min_relevance=0.0)
+    assert (
+        len(
+            service.recall(
+                service.RecallRequest(store, "which payment provider handles card payments", k=1)
+            ).hits
+        )
+        == 1
+    )
+    everything = service.recall(
+        service.RecallRequest(store, "which payment provider", k=5, min_relevance=0.0)
+    ).hits
     assert len(everything) == 5  # no floor: k candidates
 
 
 def test_a_common_word_cannot_outvote_a_rare_one_in_a_small_store(store, team):
     query = "which database do invoices live in"
-    assert service.recall(store, query, k=1)[0].id == team[1]
+    assert service.recall(service.RecallRequest(store, query, k=1)).hits[0].id == team[1]
     # BM25 alone cannot tell which invoice memory names a database, but "lives" must not win.
-    hits = service.recall(store, query, k=3, mode="bm25", min_relevance=0.0)
+    hits = service.recall(
+        service.RecallRequest(store, query, k=3, mode="bm25", min_relevance=0.0)
+    ).hits
     assert hits[0].id != team[0] and "invoices" in hits[0].body
 
 
@@ -127,19 +141,23 @@ def test_unrelated_queries_on_the_example_store_return_nothing(tmp_path, model):
     store = with_overrides(open_store(root), {"embedding": {"model": model}})
     for query in ("what is a good recipe for lasagna", "write a haiku about autumn",
                   "how far is the moon", "ERR_PAY_4471", "红烧肉怎么做"):  # fmt: skip
-        assert service.recall(store, query, k=2) == [], query
+        assert service.recall(service.RecallRequest(store, query)).hits == [], query
     for query, answer in (("how do we ship to production", "how-to-deploy-to-production"),
                           ("how are error codes named", "error-codes-follow")):  # fmt: skip
-        hits = service.recall(store, query, k=2)
+        hits = service.recall(service.RecallRequest(store, query, k=2)).hits
         assert hits and hits[0].path.name.startswith(answer), query
 
 
 def test_since_and_until_filter_by_date(store, team):
-    hits = service.recall(store, "incident", k=5, since="2025-09-01", min_relevance=0.0)
+    hits = service.recall(
+        service.RecallRequest(store, "incident", k=5, since="2025-09-01", min_relevance=0.0)
+    ).hits
     assert [hit.id for hit in hits] == [team[4]]
     hits = service.recall(
-        store, "incident", k=5, since="2025-07-01", until="2025-08-01", min_relevance=0.0
-    )
+        service.RecallRequest(
+            store, "incident", k=5, since="2025-07-01", until="2025-08-01", min_relevance=0.0
+        )
+    ).hits
     assert [hit.id for hit in hits] == [team[5]]
     runner = CliRunner()
     result = runner.invoke(
@@ -157,9 +175,13 @@ def test_since_and_until_filter_by_date(store, team):
      ("七月的 incident", 0.0), ("7月22日发生了什么", 0.0)],
 )  # fmt: skip
 def test_a_time_expression_favours_memories_of_that_time(store, team, query, floor):
-    hits = service.recall(store, query, k=2, as_of="2025-11-20", min_relevance=floor)
+    hits = service.recall(
+        service.RecallRequest(store, query, k=2, as_of="2025-11-20", min_relevance=floor)
+    ).hits
     assert hits[0].id == team[5]
-    hits = service.recall(store, "which incident happened last month", k=2, as_of="2025-11-03")
+    hits = service.recall(
+        service.RecallRequest(store, "which incident happened last month", k=2, as_of="2025-11-03")
+    ).hits
     assert hits[0].id == team[4]
 
 
@@ -167,7 +189,7 @@ def test_a_time_expression_favours_memories_of_that_time(store, team, query, flo
 def test_a_named_day_finds_that_days_memory_past_the_floor(store, team, query):
     """The date answers the part of the query that names it: the memory of that day is
     relevant enough to be shown even though it shares no other word with the query."""
-    hits = service.recall(store, query, k=1, as_of="2025-11-20")
+    hits = service.recall(service.RecallRequest(store, query, k=1, as_of="2025-11-20")).hits
     assert [hit.id for hit in hits] == [team[5]]
 
 
@@ -183,7 +205,9 @@ def test_neighbours_come_with_a_hit_not_instead_of_one(store):
             extra={"session_id": "s1"},
         )  # fmt: skip
     service.sync_index(store)
-    hits = service.recall(store, "drop the old replica", k=1, with_neighbours=True)
+    hits = service.recall(
+        service.RecallRequest(store, "drop the old replica", k=1, with_neighbours=True)
+    ).hits
     assert len(hits) == 1 and "replica" in hits[0].body
     assert [n["offset"] for n in hits[0].neighbours] == [-1]
     assert "finished on Sunday" in hits[0].neighbours[0]["body"]
@@ -203,8 +227,7 @@ def test_a_memory_that_tells_of_the_window_counts_as_dated_in_it(store):
     for text, created in notes:
         service.add_memory(store, text, type="episodic", created=created, sync=False, force=True)
     service.sync_index(store)
-    hits = service.recall(store, "where did Calvin throw a party in the last week of October 2023",
-                          k=4, min_relevance=0.0)  # fmt: skip
+    hits = service.recall(service.RecallRequest(store, "where did Calvin throw a party in the last week of October 2023", k=4, min_relevance=0.0)).hits  # fmt: skip
     assert "Boston" in hits[0].body
 
 
@@ -221,9 +244,15 @@ def test_a_memory_is_dated_by_when_it_happened_not_when_it_was_filed(store):
         created="2025-06-09T10:00:00Z", sync=False, force=True,
     )  # fmt: skip
     service.sync_index(store)
-    hits = service.recall(store, "what did we rotate on June 3rd", k=1, as_of="2025-06-25")
+    hits = service.recall(
+        service.RecallRequest(store, "what did we rotate on June 3rd", k=1, as_of="2025-06-25")
+    ).hits
     assert "staging" in hits[0].body
-    hits = service.recall(store, "rotated", since="2025-06-01", until="2025-06-05", min_relevance=0)
+    hits = service.recall(
+        service.RecallRequest(
+            store, "rotated", since="2025-06-01", until="2025-06-05", min_relevance=0
+        )
+    ).hits
     assert [hit.body for hit in hits] == [
         "We rotated the staging database password after the audit.\n"
     ]

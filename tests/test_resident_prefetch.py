@@ -16,7 +16,7 @@ def test_the_guess_skips_every_recall_option_value_and_takes_the_query():
     for name in options:  # every option of recall that takes a value, as recall declares it
         argv = ["--store", "s", "recall", name, "5", "--json", "how do we deploy"]
         assert query_to_embed({"argv": argv}, b"", options) == "how do we deploy", name
-    assert query_to_embed({"argv": ["recall", "--mode", "bm25", "q"]}, b"", options) is None
+    assert query_to_embed({"argv": ["recall", "--mode", "bm25", "q"]}, b"", options) == "q"
 
 
 def test_the_guess_of_recalls_limit_reads_each_spelling_of_k():
@@ -72,7 +72,9 @@ def test_a_prefetched_text_search_is_taken_only_for_the_same_search_on_the_same_
     (store.root / "semantic" / "train.md").write_text("The deploy release train leaves Fridays\n")
     service.sync_index(store)  # a new table version
     assert text_prefetch.take_prefetched(open_index(store), query, 10, where) is None
-    hits = service.recall(store, "when does the deploy release train leave", k=1)
+    hits = service.recall(
+        service.RecallRequest(store, "when does the deploy release train leave", k=1)
+    ).hits
     assert hits[0].title.startswith("The deploy release train")
     text_prefetch.drop_prefetched()
 

@@ -70,7 +70,12 @@ def test_a_turn_is_embedded_with_the_one_before_it_and_searched_by_its_own_words
     assert _embedded_hash(store, first) == embed_hash(MODEL_ID, index_text(question))
     assert sorted(fake_embedder.texts) == sorted([index_text(question), expected])
     # Full-text search still sees only the memory's own words.
-    found = [hit.id for hit in service.recall(store, "camping lake", k=5, mode="bm25")]
+    found = [
+        hit.id
+        for hit in service.recall(
+            service.RecallRequest(store, "camping lake", k=5, mode="bm25")
+        ).hits
+    ]
     assert found == [question.id]
     rows = open_index(store).rows_for_ids([answer.id])
     assert [row["text"] for row in rows] == [index_text(answer)]

@@ -58,7 +58,7 @@ def test_an_unchanged_store_is_vouched_for_and_a_change_is_seen_at_once(watched)
         report = service.sync_index(store)
         assert (report.added, scans) == (1, [])  # only the changed file was stat'ed
         assert watch.vouches(store.root, False)
-        hits = service.recall(store, "okapi cache", k=1)
+        hits = service.recall(service.RecallRequest(store, "okapi cache", k=1)).hits
         assert hits[0].title.startswith("The okapi cache")
 
 

@@ -134,7 +134,9 @@ def test_a_served_add_answers_first_and_indexes_before_the_next_command(tmp_path
     assert relpath not in Manifest.load(store.index_dir).files  # answered before indexing
     assert runner.after_reply() == []
     assert relpath in Manifest.load(store.index_dir).files
-    hits = service.recall(store, "how do deploys go out", k=1, sync=False)
+    hits = service.recall(
+        service.RecallRequest(store, "how do deploys go out", k=1, sync=False)
+    ).hits
     assert [str(hit.path) for hit in hits] == [str(written)]
 
 

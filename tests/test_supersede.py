@@ -46,11 +46,13 @@ def test_supersede_marks_both_files_and_recall_shows_the_current_one(store):
     assert stored_old.extra["superseded_by"] == new.memory.id
     assert "GitHub Actions" in stored_old.body  # the old statement is kept as written
 
-    hits = service.recall(store, "which CI system do we use", k=5)
+    hits = service.recall(service.RecallRequest(store, "which CI system do we use", k=5)).hits
     assert [hit.id for hit in hits] == [new.memory.id]
     assert hits[0].supersedes == [old.memory.id] and hits[0].superseded_by is None
 
-    both = service.recall(store, "which CI system do we use", k=5, include_superseded=True)
+    both = service.recall(
+        service.RecallRequest(store, "which CI system do we use", k=5, include_superseded=True)
+    ).hits
     by_id = {hit.id: hit for hit in both}
     assert set(by_id) == {old.memory.id, new.memory.id}
     assert by_id[old.memory.id].superseded_by == new.memory.id
@@ -76,5 +78,7 @@ def test_a_different_subject_stays_current(store):
     service.add_memory(store, "The staging database listens on port 5433.")
     other = service.add_memory(store, "The production database listens on port 5432.")
     assert other.action == "created" and other.memory.relations == []
-    hits = service.recall(store, "database port", k=5, min_relevance=0.0)
+    hits = service.recall(
+        service.RecallRequest(store, "database port", k=5, min_relevance=0.0)
+    ).hits
     assert len(hits) == 2 and all(hit.superseded_by is None for hit in hits)

@@ -63,7 +63,7 @@ def test_moved_file_keeps_its_id_and_vector(store, fake_embedder):
     embedded = len(fake_embedder.texts)
     report = service.sync_index(store)
     assert report.embedded == 0 and len(fake_embedder.texts) == embedded
-    hits = service.recall(store, "when do backups run", k=1)
+    hits = service.recall(service.RecallRequest(store, "when do backups run", k=1)).hits
     assert hits[0].id == result.memory.id
     assert hits[0].path == target
 
@@ -74,7 +74,12 @@ def test_deleted_file_leaves_the_index(store):
     drop.path.unlink()
     report = service.sync_index(store)
     assert report.removed == 1
-    ids = [h.id for h in service.recall(store, "Redis session cache", k=5, min_relevance=0.0)]
+    ids = [
+        h.id
+        for h in service.recall(
+            service.RecallRequest(store, "Redis session cache", k=5, min_relevance=0.0)
+        ).hits
+    ]
     assert ids == [keep.memory.id]
 
 
@@ -88,9 +93,13 @@ def test_deleting_the_index_gives_the_same_results(store):
     for text in texts:
         service.add_memory(store, text, sync=False)
     queries = ["shipping to production", "indentation", "reconcile_ledger", "who is on call"]
-    before = [[h.id for h in service.recall(store, q, k=3)] for q in queries]
+    before = [
+        [h.id for h in service.recall(service.RecallRequest(store, q, k=3)).hits] for q in queries
+    ]
     shutil.rmtree(store.index_dir)
-    after = [[h.id for h in service.recall(store, q, k=3)] for q in queries]
+    after = [
+        [h.id for h in service.recall(service.RecallRequest(store, q, k=3)).hits] for q in queries
+    ]
     assert after == before
 
 
@@ -101,7 +110,9 @@ def test_broken_file_is_reported_and_others_still_work(store, write_file):
     report = service.sync_index(store)
     assert [(p["path"], p["line"]) for p in report.problems] == [(str(broken), 2)]
     assert broken.read_bytes() == before  # never rewritten
-    assert [h.id for h in service.recall(store, "where is staging", k=1)] == [good.memory.id]
+    assert [
+        h.id for h in service.recall(service.RecallRequest(store, "where is staging", k=1)).hits
+    ] == [good.memory.id]
     again = service.sync_index(store)
     assert len(again.problems) == 1  # still reported on the next read
 
@@ -175,7 +186,7 @@ def test_an_edit_that_keeps_the_size_is_still_noticed(store):
     assert len(text) == len(result.path.read_text())
     report = service.sync_index(store)
     assert (report.updated, report.embedded) == (1, 1)
-    assert "03:00" in service.recall(store, "backup job", k=1)[0].body
+    assert "03:00" in service.recall(service.RecallRequest(store, "backup job", k=1)).hits[0].body
 
 
 def test_deleting_only_the_table_rebuilds_it(store):
@@ -184,4 +195,7 @@ def test_deleting_only_the_table_rebuilds_it(store):
     shutil.rmtree(store.index_dir / "memories.lance")  # manifest and stamp stay behind
     report = service.sync_index(store)
     assert report.rebuilt and report.embedded == 1
-    assert service.recall(store, "reconcile_ledger", k=1)[0].id == kept.memory.id
+    assert (
+        service.recall(service.RecallRequest(store, "reconcile_ledger", k=1)).hits[0].id
+        == kept.memory.id
+    )

@@ -96,14 +96,29 @@ def watching(store):
 def test_an_edit_by_hand_reaches_recall(store, write_file, watching):
     write_file("semantic/port.md", "---\nid: port\n---\n\nPostgres listens on port 5433.\n")
     assert wait_for(
-        lambda: any(h.id == "port" for h in service.recall(store, "database port", sync=False))
+        lambda: any(
+            h.id == "port"
+            for h in service.recall(service.RecallRequest(store, "database port", sync=False)).hits
+        )
     )
     write_file("semantic/port.md", "---\nid: port\n---\n\nRedis listens on port 6380.\n")
     assert wait_for(
-        lambda: "Redis" in service.recall(store, "which port is redis on", k=1, sync=False)[0].body
+        lambda: (
+            "Redis"
+            in service.recall(
+                service.RecallRequest(store, "which port is redis on", k=1, sync=False)
+            )
+            .hits[0]
+            .body
+        )
     )
     (store.root / "semantic" / "port.md").unlink()
-    assert wait_for(lambda: service.recall(store, "which port is redis on", sync=False) == [])
+    assert wait_for(
+        lambda: (
+            service.recall(service.RecallRequest(store, "which port is redis on", sync=False)).hits
+            == []
+        )
+    )
 
 
 @pytest.mark.usefixtures("fake_embedder")

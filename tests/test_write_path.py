@@ -193,4 +193,6 @@ def test_a_refused_add_leaves_other_memories_untouched(store):
         open_index(store).dataset().to_table(columns=["id", "embed_hash"]).to_pylist()
         == before_rows
     )
-    assert [hit.id for hit in service.recall(store, "release train", k=3)] == [kept.memory.id]
+    assert [
+        hit.id for hit in service.recall(service.RecallRequest(store, "release train", k=3)).hits
+    ] == [kept.memory.id]

@@ -98,7 +98,20 @@ def build_stores(data: Dataset, projects: list[str], layout: str, workdir: Path)
 def recall_ids(store: Store, prompt: str, mode: str) -> list[str]:
     from memctl import service
 
-    return [hit.id for hit in service.recall(store, prompt, k=DEPTH, mode=mode, sync=False)]
+    return [
+        hit.id
+        for hit in service.recall(
+            service.RecallRequest(
+                store,
+                prompt,
+                k=DEPTH,
+                mode=mode,
+                sync=False,
+                min_relevance=store.settings.recall.min_relevance,
+                store_only=True,
+            )
+        ).hits
+    ]
 
 
 def hook_injection(store: Store, task: dict, events: tuple[str, ...]) -> dict[str, tuple]:

@@ -151,15 +151,14 @@ def query_to_embed(
 ) -> str | None:
     """The text the command will embed as its query, when it is plain from the request: the
     QUERY of `recall` (the first word that is neither an option nor an option's value) or the
-    prompt of the prompt hook. A wrong guess only wastes an embedding."""
+    prompt of the prompt hook, in every mode (recall weighs a hit's cosine in bm25 mode too). A
+    wrong guess only wastes an embedding."""
     command = CommandLine(list(request.get("argv") or []))
     if command.name == "recall":
         rest = command.rest
         for position, arg in enumerate(rest):
             if arg == "--":
                 return rest[position + 1] if position + 1 < len(rest) else None
-            if arg == "--mode" and rest[position + 1 : position + 2] == ["bm25"]:
-                return None
             if arg.startswith("-") and len(arg) > 1:
                 continue
             if position and rest[position - 1] in recall_value_options:
@@ -390,11 +389,9 @@ def run_typed(typed: dict[str, Any], request: dict[str, Any], session: StoreSess
 
 
 def _typed_recall(fields: dict[str, Any], session: StoreSession, as_json: bool) -> None:
-    from memctl.cli.commands.recall import RecallOptions, answer_recall
+    from memctl.cli.commands.recall import answer_recall
 
-    known = {name: fields[name] for name in RecallOptions.__dataclass_fields__ if name in fields}
-    known["types"], known["tags"] = tuple(known.get("types", ())), tuple(known.get("tags", ()))
-    answer_recall(RecallOptions(**known), lambda only: _pinned_stores(session, only))
+    answer_recall(fields, lambda only: _pinned_stores(session, only))
 
 
 def _pinned_stores(session: StoreSession, store_only: bool) -> list[tuple[str, Any]]:

@@ -6,36 +6,21 @@ Typed today: `recall QUERY [options]` (not `--path`) and `hook claude-code EVENT
 that is not plainly a number, `--help`, a second word) gives None and the command line travels
 as before (argv replay), so click reports usage errors exactly as it does in-process.
 
-The request is a plain dict (`{"use_case": "recall", "request": {...}}`): dataclasses, typing
-and `re` would each cost the client's process milliseconds; the engine checks it into a
-dataclass (memctl.cli.commands.recall.RecallOptions) before running it.
+The request is a plain dict (`{"use_case": "recall", "request": {...}}`) keyed by the fields of
+memctl.core.recall_fields, which also names each field's flags and kind: this reader is generated
+from that table, and the engine reads the dict back into the same request value
+(memctl.service.retrieval.use_case.RecallRequest). Dataclasses, typing and `re` would each cost
+the client's process milliseconds, so the table is plain data.
 """
 
 from __future__ import annotations
+
+from memctl.core.recall_fields import FLAG, FLOAT, INT, LIST, WIRE, fields_of
 
 TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: the client imports this
 if TYPE_CHECKING:
     from typing import Any
 
-RECALL_TEXT = {
-    "--agent": "agent",
-    "--mode": "mode",
-    "--format": "output_format",
-    "-f": "output_format",
-    "--since": "since",
-    "--until": "until",
-    "--as-of": "as_of",
-}
-RECALL_LISTS = {"--type": "types", "-t": "types", "--tag": "tags"}
-RECALL_FLAGS = {
-    "--include-archived": "include_archived",
-    "--store-only": "store_only",
-    "--no-user": "store_only",
-    "--include-superseded": "include_superseded",
-    "--with-neighbours": "with_neighbours",
-    "--explain": "explain",
-    "--json": "as_json",
-}
 HOOK_FLAGS = {
     "--plain": "plain",
     "--foreground": "foreground",
@@ -72,8 +57,16 @@ def typed_request(argv: list[str]) -> dict[str, Any] | None:
     return None
 
 
+def _options() -> dict[str, tuple[str, str]]:
+    """Each recall flag the engine's form carries -> (field name, kind)."""
+    return {flag: (field.name, field.kind) for field in fields_of(WIRE) for flag in field.flags}
+
+
+RECALL_OPTIONS = _options()
+
+
 def _recall(rest: list[str]) -> dict[str, Any] | None:
-    request: dict[str, Any] = {"types": [], "tags": []}
+    request: dict[str, Any] = {field.name: [] for field in fields_of(WIRE) if field.kind == LIST}
     words: list[str] = []
     position = 0
     while position < len(rest):
@@ -85,33 +78,24 @@ def _recall(rest: list[str]) -> dict[str, Any] | None:
         if arg.startswith("--") and "=" in arg:
             option, value = arg.split("=", 1)
             given = True
-        if option in RECALL_FLAGS and not given:
-            request[RECALL_FLAGS[option]] = True
-        elif option in RECALL_TEXT or option in RECALL_LISTS or option in ("-k", "--limit"):
+        known = RECALL_OPTIONS.get(option)
+        if known is not None and known[1] == FLAG:
+            if given:
+                return None  # click's own message for `--json=x`
+            request[known[0]] = True
+        elif known is not None:
             if not given:
                 if position + 1 >= len(rest):
                     return None
                 position += 1
                 value = rest[position]
-            assert value is not None
-            if option in RECALL_TEXT:
-                request[RECALL_TEXT[option]] = value
-            elif option in RECALL_LISTS:
-                request[RECALL_LISTS[option]].append(value)
-            elif value.isascii() and value.isdigit():
-                request["k"] = int(value)
-            else:
+            parsed = _value(known[1], value or "")
+            if parsed is None:
                 return None  # click's own message for a bad number
-        elif option == "--min-relevance":
-            if not given:
-                if position + 1 >= len(rest):
-                    return None
-                position += 1
-                value = rest[position]
-            assert value is not None
-            if not value.isascii() or not value.replace(".", "", 1).isdigit():
-                return None
-            request["min_relevance"] = float(value)
+            if known[1] == LIST:
+                request[known[0]].append(parsed)
+            else:
+                request[known[0]] = parsed
         elif arg.startswith("-") and arg != "-":
             return None  # --path, --help, -k5 and anything new: the command line decides
         else:
@@ -121,6 +105,16 @@ def _recall(rest: list[str]) -> dict[str, Any] | None:
         return None
     request["query"] = words[0]
     return request
+
+
+def _value(kind: str, value: str) -> Any:
+    """The option's value as its kind reads it; None when click should judge it."""
+    if kind == INT:
+        return int(value) if value.isascii() and value.isdigit() else None
+    if kind == FLOAT:
+        plain = value.isascii() and value.replace(".", "", 1).isdigit()
+        return float(value) if plain else None
+    return value
 
 
 def _hook(rest: list[str]) -> dict[str, Any] | None:

@@ -19,12 +19,16 @@ _HOME = {
     "get_memory": "memories.lookup",
     "init_store": "init",
     "list_memories": "memories.lookup",
-    "recall": "retrieval.recall",
+    "RecallRequest": "retrieval.use_case",
+    "RecallResult": "retrieval.use_case",
+    "recall": "retrieval.use_case",
     "sync_index": "retrieval.indexing",
 }
 __all__ = [
     "AddResult",
     "Hit",
+    "RecallRequest",
+    "RecallResult",
     "add_memory",
     "get_memory",
     "init_store",

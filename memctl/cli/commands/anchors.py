@@ -58,8 +58,8 @@ def path_recall(
             min_relevance=settings.action_min_relevance,
         ),
     )
-    if as_json:
-        print_json(result.to_dict())
+    if as_json:  # Why a list of hits: the shape `recall --json` prints (docs/recall.md)
+        print_json([item.to_dict() for item in [*result.items, *result.stale]])
         return
     if not (result.items or result.stale):
         stdout.print("Nothing anchored to or relevant for these paths.")

@@ -1,26 +1,37 @@
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
-from memctl.cli.state import current_stores, store_only_option
+from memctl.cli.state import current_stores
 from memctl.config import Store
 from memctl.core.errors import UsageError
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.recall_fields import (
+    CLI,
+    FLAG,
+    FLOAT,
+    FORMATS,
+    INT,
+    LIST,
+    TEXT,
+    RequestField,
+    fields_of,
+)
 from memctl.core.terminal import printable
 from memctl.core.text import clip
 from memctl.service.provenance import Gate, gate_for
-from memctl.service.retrieval.recall import MODES, Hit
+from memctl.service.retrieval.recall import Hit
 from memctl.service.retrieval.use_case import RecallRequest, recall
 from memctl.store.provenance_ledger import Ledger
 
-FORMATS = ("table", "json", "context")
 EXPLAIN_DEPTH = 3  # candidates explained per hit shown (the cut ones below the hits too)
 
 
@@ -134,76 +145,37 @@ def print_explain(traces: list[dict]) -> None:
         stdout.print(table)
 
 
-@dataclass(frozen=True)
-class RecallOptions:
-    """What `memctl recall QUERY ...` asks, as the command line or a typed request gives it."""
-
-    query: str | None
-    k: int | None = None
-    types: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    agent: str | None = None
-    mode: str = "hybrid"
-    output_format: str = "table"
-    include_archived: bool = False
-    store_only: bool = False
-    min_relevance: float | None = None
-    include_superseded: bool = False
-    with_neighbours: bool = False
-    since: str | None = None
-    until: str | None = None
-    as_of: str | None = None
-    explain: bool = False
-    as_json: bool = False
-
-
 def answer_recall(
-    options: RecallOptions, stores_for: Callable[[bool], list[tuple[str, Store]]]
+    fields: dict[str, Any], stores_for: Callable[[bool], list[tuple[str, Store]]]
 ) -> None:
     """Recall and print the answer: the in-process command and the engine's typed request
-    alike. `stores_for(store_only)` gives the stores to read (the command opens them; the
-    engine has them open)."""
-    if options.query is None:
+    alike. `fields` are the request's fields by name (memctl.core.recall_fields) as the command
+    line or the engine's wire form gives them; `stores_for(store_only)` gives the stores to read
+    (the command opens them; the engine has them open)."""
+    query = fields.get("query")
+    output_format = fields.get("output_format") or "table"
+    as_json = bool(fields.get("as_json")) or output_format == "json"
+    explain = bool(fields.get("explain"))
+    if query is None:
         raise UsageError("Give a QUERY to recall, or --path FILE.")
-    if options.output_format not in FORMATS:
+    if output_format not in FORMATS:
         raise UsageError(
-            f"Unknown --format '{options.output_format}'. Choose one of: {', '.join(FORMATS)}."
+            f"Unknown --format '{output_format}'. Choose one of: {', '.join(FORMATS)}."
         )
-    stores = stores_for(options.store_only)
-    result = recall(
-        RecallRequest(
-            store=stores[0][1],
-            query=options.query,
-            k=options.k,
-            mode=options.mode,
-            types=options.types,
-            tags=options.tags,
-            agent=options.agent,
-            include_archived=options.include_archived,
-            min_relevance=options.min_relevance,
-            include_superseded=options.include_superseded,
-            with_neighbours=options.with_neighbours,
-            since=options.since,
-            until=options.until,
-            as_of=options.as_of,
-            stores=stores,
-            explain=options.explain,
-        )
-    )
+    stores = stores_for(bool(fields.get("store_only")))
+    result = recall(RecallRequest.from_fields(fields, stores))
     warn_problems(result.problems)
     hits = result.hits
     gates = {label: gate_for(each) for label, each in stores}
     depth = max(len(hits), 1) * EXPLAIN_DEPTH
-    if options.as_json or options.output_format == "json":
+    if as_json:
         listed = [{**hit.to_dict(), **_provenance(_gate(gates, hit), hit)} for hit in hits]
-        print_json(
-            {"hits": listed, "explain": result.explain(depth)} if options.explain else listed
-        )
+        print_json({"hits": listed, "explain": result.explain(depth)} if explain else listed)
         return
-    if options.explain:
+    if explain:
         print_explain(result.explain(depth))
-    if options.output_format == "context":
-        stdout.out(printable(context_block(options.query, hits, gates)), end="")
+    if output_format == "context":
+        stdout.out(printable(context_block(query, hits, gates)), end="")
     else:
         if not hits:
             stdout.print("No relevant memories.")
@@ -213,9 +185,7 @@ def answer_recall(
         for column in ("relevance", "id", "type", *(["store"] if federated else []), "memory"):
             table.add_column(column)
         for hit in hits:
-            shown = (
-                focused_snippet(hit.snippet, options.query) if hit.snippet else snippet(hit.body)
-            )
+            shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
             # Why: a one-line memory's title is its body; printing both says it twice.
             said = [] if " ".join(shown.split()) == " ".join(hit.title.split()) else [shown]
             lines = [f"[bold]{escape(hit.title)}[/]", *map(escape, said), *_status_lines(hit)]
@@ -246,73 +216,7 @@ def answer_recall(
         stdout.print(table)
 
 
-@handles_errors
-def recall_command(
-    ctx: typer.Context,
-    query: str = typer.Argument(
-        None,
-        help="What you want to remember, in your own words or an exact identifier.",
-        metavar="QUERY",
-    ),
-    paths: list[str] = typer.Option(
-        [],
-        "--path",
-        help="A file about to be touched: the memories anchored to it and the best "
-        "matches for it (as the action-time hook injects them); repeatable.",
-    ),
-    k: int = typer.Option(
-        None,
-        "-k",
-        "--limit",
-        help="How many memories to return, best first, related or not (unless "
-        "--min-relevance is given). Without -k: up to recall.k (5), only those above "
-        "recall.min_relevance.",
-    ),
-    types: list[str] = typer.Option([], "--type", "-t", help="Only this type; repeatable."),
-    tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag; repeatable."),
-    agent: str = typer.Option(None, "--agent", help="Only memories written by this agent."),
-    mode: str = typer.Option("hybrid", "--mode", help=f"Retrieval: {', '.join(MODES)}."),
-    output_format: str = typer.Option(
-        "table", "--format", "-f", help=f"Output: {', '.join(FORMATS)}."
-    ),
-    include_archived: bool = typer.Option(
-        False, "--include-archived", help="Also search archive/."
-    ),
-    store_only: bool = store_only_option(),
-    min_relevance: float = typer.Option(
-        None,
-        "--min-relevance",
-        help="Leave out memories less relevant than this, 0-1 (config recall.min_relevance).",
-    ),
-    include_superseded: bool = typer.Option(
-        False,
-        "--include-superseded",
-        help="Also show memories a newer one superseded (marked as such).",
-    ),
-    with_neighbours: bool = typer.Option(
-        False,
-        "--with-neighbours",
-        help="Show the memories written just before and after each hit in its session.",
-    ),
-    since: str = typer.Option(
-        None,
-        "--since",
-        help="Only memories dated at or after this (ISO 8601, e.g. 2025-05-01).",
-    ),
-    until: str = typer.Option(None, "--until", help="Only memories dated before this."),
-    as_of: str = typer.Option(
-        None,
-        "--as-of",
-        help="The date time words in the query count from ('last week'); default now.",
-    ),
-    explain: bool = typer.Option(
-        False,
-        "--explain",
-        help="Also show each candidate's score after each ranking stage, its relevance and "
-        "why it was cut (with --json: an object with 'hits' and 'explain'). See docs/recall-pipeline.md.",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-) -> None:
+def recall_command(ctx: typer.Context, **fields: Any) -> None:
     """Find memories by meaning and by exact words (vector + BM25, fused).
 
     Without -k, at most recall.k memories and only those relevant enough: a query nothing
@@ -324,32 +228,44 @@ def recall_command(
     --explain shows how each candidate ranked, stage by stage (docs/recall-pipeline.md).
     Example: memctl recall "how do we deploy" -k 3 --format context
     """
-    if paths:
+    if fields["paths"]:
         from memctl.cli.commands.anchors import path_recall
 
+        as_json = fields["as_json"] or fields["output_format"] == "json"
         return path_recall(
-            ctx, paths, query or "", k, store_only, as_json or output_format == "json"
+            ctx, fields["paths"], fields["query"] or "", fields["k"], fields["store_only"], as_json
         )
-    options = RecallOptions(
-        query=query,
-        k=k,
-        types=tuple(types),
-        tags=tuple(tags),
-        agent=agent,
-        mode=mode,
-        output_format=output_format,
-        include_archived=include_archived,
-        store_only=store_only,
-        min_relevance=min_relevance,
-        include_superseded=include_superseded,
-        with_neighbours=with_neighbours,
-        since=since,
-        until=until,
-        as_of=as_of,
-        explain=explain,
-        as_json=as_json,
+    answer_recall(fields, lambda only: current_stores(ctx, only))
+
+
+KIND_TYPES: dict[str, Any] = {TEXT: str, INT: int, FLOAT: float, LIST: list[str], FLAG: bool}
+
+
+def _parameter(spec: RequestField) -> inspect.Parameter:
+    """The typer parameter of one request field, from its declaration."""
+    if spec.flags:
+        default = list(spec.default) if spec.kind == LIST else spec.default  # type: ignore[call-overload]
+        info = typer.Option(default, *spec.flags, help=spec.help)
+    else:
+        info = typer.Argument(spec.default, help=spec.help, metavar=spec.metavar)
+    return inspect.Parameter(
+        spec.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=KIND_TYPES[spec.kind]
     )
-    answer_recall(options, lambda only: current_stores(ctx, only))
+
+
+def _with_fields_as_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command(ctx, **fields)` with the recall fields' typer options as its signature."""
+    context = inspect.Parameter(
+        "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
+    )
+    parameters = [context, *(_parameter(spec) for spec in fields_of(CLI))]
+    wrapped = handles_errors(command)
+    wrapped.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    wrapped.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapped
+
+
+recall_command = _with_fields_as_options(recall_command)
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,7 @@ from memctl.core.hook_blocks import BlockItem, fit_block
 from memctl.core.tokens import estimate_tokens
 from memctl.service.anchoring import code_tree, project_of
 from memctl.service.retrieval.anchor_table import AnchorEntry, anchor_entries
+from memctl.service.retrieval.hits import hit_json, memory_date
 from memctl.store.files import max_file_bytes
 from memctl.store.parsed_memories import read_memory_kept
 
@@ -56,17 +57,25 @@ class ActionItem:
     relevance: float | None = None
     memory: Any = field(default=None, repr=False)  # for the quarantine gate; not in the JSON
     origin: str = ""
+    path: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "type": self.type,
-            "store": self.store,
-            "via": self.via,
-            "stale": self.stale or None,
-            "relevance": None if self.relevance is None else round(self.relevance, 4),
-        }
+        """The JSON of a hit (service.retrieval.hits.HIT_KEYS), as recall gives it."""
+        memory = self.memory
+        return hit_json(
+            id=self.id,
+            path=self.path or None,
+            title=self.title,
+            type=self.type,
+            tags=list(memory.tags) if memory is not None else [],
+            store=self.store,
+            via=self.via,
+            date=memory_date(memory) if memory is not None else None,
+            relevance=None if self.relevance is None else round(self.relevance, 4),
+            stale=self.stale or None,
+            origin=self.origin or None,
+            body=self.body,
+        )
 
 
 @dataclass
@@ -170,7 +179,15 @@ def _item(store: Store, label: str, entry: AnchorEntry, via: str, why: str) -> A
     except Exception:  # noqa: BLE001 - a file gone or broken since the table was read
         return None
     return ActionItem(
-        entry.id, entry.title, entry.type, memory.body, label, via, why, memory=memory
+        entry.id,
+        entry.title,
+        entry.type,
+        memory.body,
+        label,
+        via,
+        why,
+        memory=memory,
+        path=str(store.root / entry.relpath),
     )
 
 
@@ -224,6 +241,7 @@ def _matches(
                 "",
                 hit.relevance,
                 memory=hit.memory,
+                path=str(hit.path),
             )
         )
         if len(out) >= request.k:

@@ -20,7 +20,7 @@ from memctl.core.routing import PROJECT, USER
 from memctl.service.memories.lookup import Listing, list_memories
 from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.explain import Trace
-from memctl.service.retrieval.recall import Hit, recall, start_query_embedding
+from memctl.service.retrieval.recall import Hit, recall_one_store, start_query_embedding
 
 # A hit found by its words needs only half the cosine of one found by meaning alone (the rule the
 # prompt hook uses), and an exact identifier beats every cosine.
@@ -65,11 +65,11 @@ def federated_recall(
     traces: list[Trace] | None = None,
     **options: Any,
 ) -> list[Hit]:
-    """`recall` over every store, merged into one list of k; one store: plain `recall`.
+    """`recall_one_store` over every store, merged into one list of k; one store: plain `recall_one_store`.
     `traces[i]`, if given, is filled with store i's ranking (--explain)."""
     each_trace: list[Trace | None] = list(traces) if traces else [None] * len(stores)
     if len(stores) == 1:
-        return recall(
+        return recall_one_store(
             stores[0][1],
             query,
             k=k,
@@ -80,7 +80,7 @@ def federated_recall(
         )
     query_vectors = _query_vectors(stores, query, mode, query_vector)
     answers = [
-        recall(store, query, k=k, mode=mode, query_vector=vector, trace=trace, **options)
+        recall_one_store(store, query, k=k, mode=mode, query_vector=vector, trace=trace, **options)
         for (_, store), vector, trace in zip(stores, query_vectors, each_trace, strict=True)
     ]
     for number in range(1, len(stores)):
@@ -88,7 +88,7 @@ def federated_recall(
         if len(kept) < len(answers[number]):
             # Why again, deeper: another project's memories took places in this store's top k;
             # its top k among this project's (and shared) memories is what the merge needs.
-            deeper = recall(
+            deeper = recall_one_store(
                 stores[number][1],
                 query,
                 k=k * 4,

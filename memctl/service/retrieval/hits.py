@@ -41,6 +41,41 @@ from memctl.service.retrieval.timing import dated_inside
 from memctl.store.files import max_file_bytes
 from memctl.store.parsed_memories import read_memory_kept
 
+# The JSON of one hit, the same in every face and mode (`recall --json`, `recall --path --json`,
+# the MCP recall tool): every key is always there, None or empty where it does not apply.
+# docs/recall.md describes each key.
+HIT_KEYS: dict[str, Any] = {
+    "id": None,
+    "path": None,
+    "title": None,
+    "type": None,
+    "tags": [],
+    "store": "project",
+    "via": "match",
+    "date": None,
+    "relevance": None,
+    "score": None,
+    "current": True,
+    "superseded_by": None,
+    "supersedes": [],
+    "stale": None,
+    "origin": None,
+    "trust": None,
+    "quarantined": None,
+    "body": "",
+    "snippet": None,
+    "neighbours": [],
+}
+
+
+def hit_json(**values: Any) -> dict[str, Any]:
+    """One hit in the documented JSON shape (HIT_KEYS), from the values a face has."""
+    unknown = set(values) - set(HIT_KEYS)
+    if unknown:
+        raise ValueError(f"not a key of a hit: {sorted(unknown)}")
+    return {key: values.get(key, default) for key, default in HIT_KEYS.items()}
+
+
 # Candidates whose evidence is weighed, per hit asked for: the floor may drop some of them.
 EVIDENCE_DEPTH = 4
 NEIGHBOUR_CHARS = 300  # a neighbour shown as context is clipped to this
@@ -75,22 +110,23 @@ class Hit:
         return memory_date(self.memory)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "path": str(self.path),
-            "title": self.title,
-            "type": self.type,
-            "tags": self.tags,
-            "score": round(self.score, 6),
-            "relevance": round(self.relevance, 4),
-            "date": self.date,
-            "current": self.superseded_by is None,
-            "superseded_by": self.superseded_by,
-            "supersedes": self.supersedes,
-            "body": self.body,
-            "snippet": self.snippet,
-            "neighbours": self.neighbours,
-        }
+        return hit_json(
+            id=self.id,
+            path=str(self.path),
+            title=self.title,
+            type=self.type,
+            tags=self.tags,
+            store=getattr(self, "store", "project"),
+            score=round(self.score, 6),
+            relevance=round(self.relevance, 4),
+            date=self.date,
+            current=self.superseded_by is None,
+            superseded_by=self.superseded_by,
+            supersedes=self.supersedes,
+            body=self.body,
+            snippet=self.snippet,
+            neighbours=self.neighbours,
+        )
 
 
 def memory_date(memory: Memory) -> str | None:

@@ -82,7 +82,7 @@ def build_filter(
     )
 
 
-def recall(
+def recall_one_store(
     store: Store,
     query: str,
     k: int | None = None,
@@ -104,7 +104,9 @@ def recall(
     trace: Trace | None = None,
     weigh_meaning: bool = True,
 ) -> list[Hit]:
-    """At most `k` memories about `query`, best first; none when nothing is relevant enough.
+    """At most `k` memories of one store about `query`, best first; none when nothing is
+    relevant enough. The faces call the use-case (service.retrieval.use_case.recall), which
+    reads the user store too and sets the floor by purpose; this is its one-store step.
 
     `k` defaults to recall.k; `query_vector` may come from start_query_embedding(), begun
     before the caller's own sync. `include_private=False` leaves out private memories: what an
@@ -356,7 +358,7 @@ def _with_prior(bm25, text_rows, chunk_rows, weights, share) -> dict:
 
 def _anchor_date(store: Store, anchor: str) -> datetime | None:
     """The date of the memory an event phrase ("the migration") clearly names, if one does."""
-    found = recall(
+    found = recall_one_store(
         store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5, weigh_meaning=False
     )
     return parse_time(found[0].date) if found else None

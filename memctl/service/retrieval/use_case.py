@@ -13,12 +13,14 @@ first; an agent's context must not fill up with the nearest noise. So `recall` w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import UsageError
+from memctl.core.recall_fields import LIST, WIRE, fields_of, request_fields
 from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.explain import OTHER_STORE, Trace
 from memctl.service.retrieval.federated import (
@@ -35,7 +37,12 @@ PURPOSES = (RECALL, PROMPT, CONTEXT)
 
 @dataclass(frozen=True)
 class RecallRequest:
-    """One question to recall: the query, how many hits, filters, and what the answer is for."""
+    """One question to recall: the query, how many hits, filters, and what the answer is for.
+
+    Its fields that a face sets are declared once in memctl.core.recall_fields (flags, kind,
+    help): the CLI options, the engine's wire form and the MCP tool's parameters are generated
+    from there, and `from_fields`/`to_fields` read and write that form.
+    """
 
     store: Store  # the project store
     query: str
@@ -59,6 +66,26 @@ class RecallRequest:
     sync: bool = True
     # The query embedded with the project store's model, when the face began it early.
     query_vector: Future | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, Any], stores: Stores, **more: Any) -> RecallRequest:
+        """The request a face's fields ask (the CLI's parameters, the engine's wire dict, the
+        MCP tool's arguments) over `stores`, the project's first; `more` sets the rest."""
+        values: dict[str, Any] = {}
+        for spec in request_fields():
+            if spec.name in fields and fields[spec.name] is not None:
+                value = fields[spec.name]
+                values[spec.name] = tuple(value) if spec.kind == LIST else value
+        return cls(store=stores[0][1], stores=stores, **{**values, **more})
+
+    def to_fields(self) -> dict[str, Any]:
+        """The engine's wire form of this request (memctl.server.typed reads a command line
+        into the same form)."""
+        return {
+            spec.name: list(value) if spec.kind == LIST else value
+            for spec in fields_of(WIRE)
+            if spec.request and (value := getattr(self, spec.name)) != spec.default
+        }
 
     def floor(self) -> float | None:
         """The relevance floor; None: each store's recall.min_relevance."""
