@@ -92,7 +92,8 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     """A few memories relevant to the prompt and not yet shown in this session; "" if none.
 
     A memory is injected when it clears the hook's relevance floor (hooks.prompt_min_relevance)
-    and shares with the prompt a word that is rare in its store (hooks.prompt_min_rarity), in
+    and shares with the prompt a word that is rare in its store (hooks.prompt_min_rarity) or
+    clearly answers it (hooks.prompt_sure_relevance), in
     the project store and the user store alike: a prompt nothing in the store is about gets
     nothing rather than the nearest noise (docs/prompt-hook-selection.md).
     """
@@ -121,6 +122,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         request.query,
         dict(stores),
         settings.prompt_min_rarity,
+        settings.prompt_sure_relevance,
     )
     gates = gates_for({"project": store, "user": user_store})
     fresh = injectable(hits, gates)
