@@ -67,18 +67,24 @@ def find_hook_store(
 def session_start_context(
     store: Store, payload: HookPayload, user_store: Store | None = None
 ) -> str:
-    """The context block for a new (or resumed, cleared, compacted) session."""
-    from memctl.agents.action_events import always_block, one_fence, record
+    """The context block for a new (or resumed, cleared, compacted) session: the project's
+    whole memory when it fits hooks.always_budget (as an agent file is loaded whole), else its
+    `apply: always` rules and the context block."""
+    from memctl.agents.action_events import always_block, one_fence, record, whole_store_block
 
     budget = store.settings.hooks.session_start_budget
-    rules, rule_ids = always_block(
-        store, user_store, min(budget, store.settings.hooks.always_budget)
-    )
-    markdown, shown = context_block(
-        store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
-    )
-    shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
-    markdown = one_fence(rules, markdown)
+    always_budget = min(budget, store.settings.hooks.always_budget)
+    whole = whole_store_block(store, user_store, always_budget)
+    if whole is not None:
+        markdown, shown = whole
+        markdown = one_fence(markdown)
+    else:
+        rules, rule_ids = always_block(store, user_store, always_budget)
+        markdown, shown = context_block(
+            store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
+        )
+        shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
+        markdown = one_fence(rules, markdown)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     remember_shown(store, payload.session_id, shown, reset=True)
     record(store, payload, shown, markdown)
