@@ -81,7 +81,9 @@ def test_a_hook_line_never_opens_on_the_rest_of_a_cut_word():
 
 def test_a_hook_line_never_resumes_a_sentence_after_its_metadata():
     body = "Keep CI green: CI fails on any ruff warning. Run ruff check before you push."
-    line = memory_line(BlockItem("m7", "Keep CI green: CI fails on any ruff...", "procedural", body))
+    line = memory_line(
+        BlockItem("m7", "Keep CI green: CI fails on any ruff...", "procedural", body)
+    )
     text, meta = line.rsplit(" (", 1)
     assert meta == "procedural, m7)" and "ruff warning." in text and "..." not in text
     long_body = "Run the linter first. " + "Then run every test of the package again. " * 20
