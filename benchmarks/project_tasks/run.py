@@ -51,10 +51,10 @@ def write_memories(store: Store, memories: list[dict], tag_project: bool) -> Non
         service.add_memory(
             store,
             memory["text"],
-            type=type_for_heading(memory["section"]),
+            type=memory.get("type") or type_for_heading(memory["section"]),
             tags=[memory["project"]] if tag_project else [],
             memory_id=memory["id"],
-            created="2026-01-01T09:00:00Z",
+            created=memory.get("created") or "2026-01-01T09:00:00Z",
             dedup=False,
             force=True,
             sync=False,
