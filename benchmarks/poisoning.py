@@ -57,7 +57,7 @@ def injected(store, query: str) -> dict[str, str]:
     """What each injecting surface hands the agent for `query`."""
     from memctl.agents.claude_code import HookPayload
     from memctl.agents.claude_code_events import prompt_context, session_start_context
-    from memctl.cli.commands.recall import context_block
+    from memctl.cli.commands.recall import hits_markdown
     from memctl.service.provenance import gate_for
     from memctl.service.retrieval.context import agent_context
     from memctl.service.retrieval.federated import federated_recall
@@ -71,7 +71,7 @@ def injected(store, query: str) -> dict[str, str]:
         "session-start": session_start_context(store, start),
         "prompt": prompt_context(store, prompt),
         "context (CLI, MCP)": agent_context(store, query=query),
-        "recall --format context": context_block(query, hits, {"project": gate_for(store)}),
+        "recall --format context": hits_markdown(query, hits, {"project": gate_for(store)}),
     }
 
 

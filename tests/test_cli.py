@@ -56,7 +56,7 @@ def test_add_list_show_recall_forget(project):
     assert set(hits[0]) == {
         "id", "path", "title", "type", "tags", "score", "relevance", "date", "current",
         "superseded_by", "supersedes", "body", "snippet", "neighbours",
-        "origin", "trust", "quarantined",
+        "origin", "trust", "quarantined", "store", "via", "stale",
     }  # fmt: skip
     assert (hits[0]["origin"], hits[0]["trust"], hits[0]["quarantined"]) == (
         "user",
@@ -193,8 +193,8 @@ def test_help_does_not_import_heavy_modules():
 
 
 @pytest.mark.slow
-def test_list_and_show_do_not_import_the_index(project):
-    invoke("add", "Something")
+def test_list_and_show_do_not_import_the_index(project, fake_embedder):
+    invoke("add", "Something worth keeping about the deploy")
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"

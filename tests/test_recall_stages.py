@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -10,10 +12,14 @@ from memctl.config import RecallSettings
 from memctl.core.query import parse_query, query_paths
 from memctl.service.retrieval.stages import (
     CONVERSATION,
+    PIPELINE,
     STAGES,
     Candidates,
     Ranking,
+    Sessions,
+    pipeline_table,
     run_stages,
+    with_pipeline_table,
 )
 
 ZIPF = lambda word: 4.0  # noqa: E731 - every word equally common: the weights do not matter here
@@ -69,3 +75,46 @@ def test_the_query_is_parsed_once_into_what_the_stages_read():
     assert "move" in parsed.terms and "when" not in parsed.terms
     assert not parsed.cjk and parse_query("上周我们讨论了什么", ZIPF).cjk
     assert query_paths("see config.yaml and 3.14") == ("config.yaml",)
+
+
+def test_every_step_of_recall_is_declared_with_the_function_that_runs_it():
+    names = [stage.name for stage in PIPELINE]
+    for step in ("sync", "fusion", "identifier", "floor", "date_cut", "quarantine", "merge"):
+        assert step in names, step
+    assert names.index("fusion") < names.index("identifier") < names.index("neighbours")
+    assert names.index("length_prior") < names.index("floor") < names.index("date_cut")
+    for stage in PIPELINE:
+        assert callable(stage.function), stage.name
+
+
+def test_each_recall_setting_is_owned_by_exactly_one_stage():
+    owned = [knob for stage in PIPELINE for knob in stage.knobs if "." not in knob]
+    assert len(owned) == len(set(owned))
+    # `profile` decides which memories the conversation stages touch (Ranking.turns)
+    assert set(owned) | {"profile"} == set(RecallSettings.__dataclass_fields__)
+
+
+def test_stages_leave_their_input_as_it_was():
+    turns = candidates("session-1")
+    before = deepcopy(turns)
+    settings = replace(RecallSettings(), recency_bonus=0.3, profile=CONVERSATION)
+    query = parse_query("When did Caroline go hiking last week?", ZIPF)
+    sessions = Sessions(
+        near={"a": [("b", 1), ("c", 2)], "b": [("a", 1)], "c": [("a", 2)]},
+        rows={"c": {"id": "c", "text": "Caroline: it rained", "sequence": "session-1"}},
+    )
+    ranking = Ranking(query, settings, "hybrid", 1.0, sessions)
+    after = run_stages(turns, ranking)
+    assert turns == before
+    assert after.scores["c"] > 0 and "neighbour" in after.sources["c"]  # from what was fetched
+    assert "c" not in turns.rows and "neighbour" not in turns.sources.get("c", set())
+
+
+def test_the_pipeline_table_in_the_docs_is_generated_from_the_declaration():
+    page = Path(__file__).resolve().parent.parent / "docs" / "recall-pipeline.md"
+    text = page.read_text(encoding="utf-8")
+    assert pipeline_table() in text, (
+        "docs/recall-pipeline.md is out of date: python -m memctl.service.retrieval.stages "
+        "docs/recall-pipeline.md"
+    )
+    assert with_pipeline_table(text) == text

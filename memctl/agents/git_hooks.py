@@ -18,6 +18,7 @@ from pathlib import Path
 
 from memctl.core.errors import MemctlError, UsageError
 from memctl.store.files import atomic_write
+from memctl.store.git import run_git
 
 MARKER = "# memctl-managed-hook"
 CHAINED_SUFFIX = ".pre-memctl"
@@ -189,32 +190,22 @@ def git_hooks_status(repo_root: Path) -> dict[str, str]:
 # --- reading the index (staged content) ------------------------------------------------------
 
 
-def _git(repo_root: Path, *args: str) -> bytes:
-    try:
-        done = subprocess.run(["git", *args], cwd=repo_root, capture_output=True, check=False)
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        raise MemctlError(f"Cannot run git in {repo_root}: {exc}") from None
-    if done.returncode != 0:
-        raise MemctlError(
-            f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}"
-        )
-    return done.stdout
-
-
 def repo_root(cwd: Path) -> Path:
     """The top folder of the work tree containing `cwd`."""
-    return Path(_git(cwd, "rev-parse", "--show-toplevel").decode().strip()).resolve()
+    return Path(run_git(cwd, "rev-parse", "--show-toplevel").decode().strip()).resolve()
 
 
 def staged_paths(root: Path) -> list[str]:
     """Paths (relative to the repository root) added, copied, modified or renamed in the index."""
-    out = _git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", "--no-renames")
+    out = run_git(
+        root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", "--no-renames"
+    )
     return [p.decode("utf-8", errors="surrogateescape") for p in out.split(b"\0") if p]
 
 
 def staged_content(root: Path, relpath: str) -> bytes:
     """The bytes that would be committed for `relpath` (`git show :path`), not the work tree's."""
-    return _git(root, "show", f":{relpath}")
+    return run_git(root, "show", f":{relpath}")
 
 
 # --- shell rc snippet -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.history import agent_body
 from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
@@ -56,12 +57,13 @@ class Block:
 def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     """`- **title**: body (type, id; origin ..., date)`, neutralised (core.fence), on one line.
 
-    The text comes first and whole (memory_text); the metadata closes the line, so no
-    sentence resumes after it.
+    The text comes first and whole (memory_text), without its `## History`; the metadata
+    closes the line, so no sentence resumes after it.
     """
     label = f"; {note_label(item.origin, item.date)}" if item.origin else ""
     meta = f"({item.type}, {item.id}{label})"
-    return f"- {memory_text(item.title, item.body, max_chars - len(meta) - 3)} {meta}"
+    text = memory_text(item.title, agent_body(item.body), max_chars - len(meta) - 3)
+    return f"- {text} {meta}"
 
 
 def memory_text(title: str, body: str, room: int) -> str:

@@ -72,13 +72,15 @@ def gates_for(stores: dict[str, Store | None]) -> dict[str, Gate]:
 
 
 def injectable(hits: Iterable[Any], gates: dict[str, Gate]) -> list[tuple[Any, str]]:
-    """(hit, origin) for each recall hit that may be injected: quarantined ones left out. Every
-    renderer that hands memories to an agent (prompt, action time) goes through this."""
+    """(hit, origin) for each recall hit (or Memory) that may be injected: quarantined ones left
+    out. Every face that hands memories to an agent (the hooks, `context`, MCP, `recall
+    --format context`) filters through this, the one place quarantine is applied."""
     kept = []
     for hit in hits:
         gate = gates[getattr(hit, "store", "project")]
-        if not gate.quarantined(hit.memory):
-            kept.append((hit, gate.origin(hit.memory)))
+        memory = getattr(hit, "memory", hit)
+        if not gate.quarantined(memory):
+            kept.append((hit, gate.origin(memory)))
     return kept
 
 
@@ -155,7 +157,7 @@ def approve(store: Store, memory_id: str) -> Approval:
 def note_git_arrivals(store: Store, repo: Path, old: str, new: str) -> int:
     """Record the memories that teammates' commits between `old` and `new` brought (origin
     `git:<author>`); a new arrival of an approved memory needs a new approval. Returns how many."""
-    from memctl.integrations.git_history import arrived_files
+    from memctl.store.git import arrived_files
 
     try:
         under = store.root.resolve().relative_to(repo.resolve()).as_posix()
@@ -182,7 +184,7 @@ def note_git_arrivals(store: Store, repo: Path, old: str, new: str) -> int:
 def catch_up_with_git(store: Store) -> None:
     """If HEAD moved since memctl last looked (a pull without memctl's hooks, a rebase, a reset),
     note what teammates' commits brought. Costs two small file reads when it has not moved."""
-    from memctl.integrations.git_history import head_commit
+    from memctl.store.git import head_commit
 
     found = head_commit(store.root)
     if found is None:

@@ -13,14 +13,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memctl.core.errors import MemctlError
 from memctl.store.files import atomic_write
+from memctl.store.git import run_git
+
+GIT_TIMEOUT_S = 60
 
 CACHE_NAME = "code_symbols.json"
 _STORE_PREFIX = ".memory/"
@@ -84,7 +87,7 @@ class CodeTree:
 
     @classmethod
     def at_commit(cls, repo: Path, commit: str, cache_path: Path | None = None) -> CodeTree:
-        out = _git(repo, "ls-tree", "-r", "-z", commit)
+        out = run_git(repo, "ls-tree", "-r", "-z", commit, timeout=GIT_TIMEOUT_S)
         files = {}
         for entry in out.split(b"\0"):
             if b"\t" not in entry:
@@ -99,14 +102,9 @@ class CodeTree:
 def project_root(start: Path) -> Path:
     """The git work tree holding `start`, else `start` itself."""
     try:
-        out = subprocess.run(
-            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            timeout=10,
-            check=True,
-        ).stdout
+        out = run_git(start, "rev-parse", "--show-toplevel", timeout=10)
         return Path(out.decode().strip())
-    except (OSError, subprocess.SubprocessError):
+    except MemctlError:
         return start
 
 
@@ -142,17 +140,21 @@ def _index_stamp(root: Path) -> tuple[int, int]:
         return 0, 0
 
 
-def _git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, timeout=60, check=True
-    ).stdout
-
-
 def _git_files(root: Path) -> dict[str, str] | None:
     try:
-        staged = _git(root, "ls-files", "-s", "-z")
-        others = _git(root, "ls-files", "-t", "-z", "-d", "-m", "-o", "--exclude-standard")
-    except (OSError, subprocess.SubprocessError):
+        staged = run_git(root, "ls-files", "-s", "-z", timeout=GIT_TIMEOUT_S)
+        others = run_git(
+            root,
+            "ls-files",
+            "-t",
+            "-z",
+            "-d",
+            "-m",
+            "-o",
+            "--exclude-standard",
+            timeout=GIT_TIMEOUT_S,
+        )
+    except MemctlError:
         return None
     files: dict[str, str] = {}
     for entry in staged.split(b"\0"):
@@ -207,8 +209,8 @@ def _blob_reader(repo: Path, files: dict[str, str]) -> Callable[[str], bytes | N
         if key is None:
             return None
         try:
-            data = _git(repo, "cat-file", "blob", key)
-        except (OSError, subprocess.SubprocessError):
+            data = run_git(repo, "cat-file", "blob", key, timeout=GIT_TIMEOUT_S)
+        except MemctlError:
             return None
         return data if len(data) <= MAX_FILE_BYTES else None
 
@@ -249,8 +251,8 @@ def _save_cache(path: Path | None, data: dict) -> None:
 def renames_between(repo: Path, old: str, new: str) -> dict[str, str]:
     """old path -> new path for the files git sees as renamed from `old` to `new` (`-M`)."""
     try:
-        out = _git(repo, "diff", "-M", "--name-status", "-z", old, new)
-    except (OSError, subprocess.SubprocessError):
+        out = run_git(repo, "diff", "-M", "--name-status", "-z", old, new, timeout=GIT_TIMEOUT_S)
+    except MemctlError:
         return {}
     parts = out.split(b"\0")
     renames: dict[str, str] = {}
@@ -269,20 +271,75 @@ def renames_between(repo: Path, old: str, new: str) -> dict[str, str]:
     return renames
 
 
+_RENAME_STATUS = re.compile(rb"^R[0-9]*$")
+_TWO_PATH_STATUS = re.compile(rb"^C[0-9]*$")
+_ONE_PATH_STATUS = re.compile(rb"^[AMDTUX][0-9]*$")
+
+
+def _rename_pairs(out: bytes) -> list[tuple[str, str]]:
+    """(old, new) for each `R` entry of `--name-status -z` output, in output order."""
+    tokens = [token.strip(b"\n") for token in out.split(b"\0")]
+    pairs, i = [], 0
+    while i < len(tokens):
+        token = tokens[i]
+        if _RENAME_STATUS.match(token) and i + 2 < len(tokens):
+            pairs.append(
+                (tokens[i + 1].decode("utf-8", "replace"), tokens[i + 2].decode("utf-8", "replace"))
+            )
+            i += 3
+        elif _TWO_PATH_STATUS.match(token):
+            i += 3
+        elif _ONE_PATH_STATUS.match(token):
+            i += 2
+        else:
+            i += 1
+    return pairs
+
+
+RENAME_DEPTH = 200  # commits back that recent_renames looks
+
+
+def recent_renames(repo: Path, depth: int = RENAME_DEPTH) -> dict[str, str]:
+    """old path -> path now, for the files git sees renamed in the last `depth` commits or
+    staged now (`git mv`), chains followed (a -> b -> c gives a -> c). Empty outside git."""
+    try:
+        committed = run_git(
+            repo, "log", "-M", "--diff-filter=R", "--name-status", "--format=", "-z",
+            f"-n{depth}", "HEAD", "--", timeout=GIT_TIMEOUT_S,
+        )  # fmt: skip
+    except MemctlError:
+        committed = b""
+    try:
+        staged = run_git(
+            repo, "diff", "--cached", "-M", "--name-status", "-z", timeout=GIT_TIMEOUT_S
+        )
+    except MemctlError:
+        staged = b""
+    now: dict[str, str] = {}
+    for old, new in [*reversed(_rename_pairs(committed)), *_rename_pairs(staged)]:
+        for earlier, later in now.items():
+            if later == old:
+                now[earlier] = new
+        now[old] = new
+    return now
+
+
 def head_commit(repo: Path) -> str | None:
     try:
-        return _git(repo, "rev-parse", "HEAD").decode().strip() or None
-    except (OSError, subprocess.SubprocessError):
+        return run_git(repo, "rev-parse", "HEAD", timeout=GIT_TIMEOUT_S).decode().strip() or None
+    except MemctlError:
         return None
 
 
 def git_remote(repo: Path) -> str | None:
     """The URL of the repository's `origin` remote (else its first remote); None without one."""
     try:
-        names = _git(repo, "remote").decode().split()
+        names = run_git(repo, "remote", timeout=GIT_TIMEOUT_S).decode().split()
         if not names:
             return None
         name = "origin" if "origin" in names else names[0]
-        return _git(repo, "remote", "get-url", name).decode().strip() or None
-    except (OSError, subprocess.SubprocessError):
+        return (
+            run_git(repo, "remote", "get-url", name, timeout=GIT_TIMEOUT_S).decode().strip() or None
+        )
+    except MemctlError:
         return None

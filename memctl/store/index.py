@@ -179,18 +179,7 @@ class MemoryIndex:
         are not re-embedded."""
         if not embed_hashes or not self.exists():
             return {}
-        found: dict[str, Vector] = {}
-        for start in range(0, len(embed_hashes), 500):
-            batch = embed_hashes[start : start + 500]
-            where = "embed_hash IN (" + ",".join(sql_quote(h) for h in batch) + ")"
-            table = self._to_table(columns=["embed_hash", "vector"], filter=where)
-            for h, v in zip(
-                table.column("embed_hash").to_pylist(),
-                table.column("vector").to_numpy(zero_copy_only=False),
-                strict=False,
-            ):
-                found[h] = v
-        return found
+        return self._vectors_by("embed_hash", embed_hashes)
 
     def apply(
         self, delete_ids: Sequence[str], rows: Sequence[Row], vectors: Vectors | None = None
@@ -418,18 +407,22 @@ class MemoryIndex:
             return self._retrying(
                 lambda: resident.first_chunk_vectors(self.dataset(), ids, list(COLUMNS))
             )
+        return self._vectors_by("id", ids, first_chunks=True)
+
+    def _vectors_by(
+        self, column: str, values: Sequence[str], first_chunks: bool = False
+    ) -> dict[str, Vector]:
+        """The vector of each row whose `column` is one of `values`, by that value; read in
+        batches of 500 so the filter stays short."""
         found: dict[str, Vector] = {}
-        for start in range(0, len(ids), 500):
-            where = (
-                "chunk = 0 AND id IN ("
-                + ",".join(sql_quote(i) for i in ids[start : start + 500])
-                + ")"
-            )
-            table = self._to_table(columns=["id", "vector"], filter=where)
-            for memory_id, vector in zip(
-                table.column("id").to_pylist(),
+        for start in range(0, len(values), 500):
+            batch = ",".join(sql_quote(value) for value in values[start : start + 500])
+            where = f"{'chunk = 0 AND ' if first_chunks else ''}{column} IN ({batch})"
+            table = self._to_table(columns=[column, "vector"], filter=where)
+            for key, vector in zip(
+                table.column(column).to_pylist(),
                 table.column("vector").to_numpy(zero_copy_only=False),
                 strict=False,
             ):
-                found[memory_id] = vector
+                found[key] = vector
         return found

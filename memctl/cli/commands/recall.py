@@ -14,6 +14,7 @@ from memctl.cli.state import current_stores
 from memctl.config import Store
 from memctl.core.errors import UsageError
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.memory import after_title
 from memctl.core.recall_fields import (
     CLI,
     FLAG,
@@ -27,7 +28,7 @@ from memctl.core.recall_fields import (
 )
 from memctl.core.terminal import printable
 from memctl.core.text import clip
-from memctl.service.provenance import Gate, gate_for
+from memctl.service.provenance import Gate, gate_for, injectable
 from memctl.service.retrieval.recall import Hit
 from memctl.service.retrieval.use_case import RecallRequest, recall
 from memctl.store.provenance_ledger import Ledger
@@ -60,20 +61,22 @@ def _status_lines(hit: Hit) -> list[str]:
     return lines
 
 
-def context_block(query: str, hits: list[Hit], gates: dict[str, Gate] | None = None) -> str:
+def hits_markdown(query: str, hits: list[Hit], gates: dict[str, Gate] | None = None) -> str:
     """Markdown to paste into a prompt, fenced as notes (core.fence): one bullet per memory,
     body kept whole (for a long, chunked memory: its best-matching chunk and where the whole
     text is). Quarantined memories are left out, and counted."""
-    gates = gates or {}
-    held = [hit for hit in hits if _gate(gates, hit).quarantined(hit.memory)]
-    hits = [hit for hit in hits if hit not in held]
+    known = gates or {}
+    gates = {_store(hit): _gate(known, hit) for hit in hits}
+    origins = {id(hit): origin for hit, origin in injectable(hits, gates)}
+    held = [hit for hit in hits if id(hit) not in origins]
+    hits = [hit for hit in hits if id(hit) in origins]
     lines = [f"## Memories relevant to: {neutralise(query)}", ""]
     if not hits:
         lines.append("_No relevant memories._")
     for hit in hits:
         tags = f" [{neutralise(', '.join(hit.tags))}]" if hit.tags else ""
         mine = ", user store" if getattr(hit, "store", None) == "user" else ""
-        label = note_label(_gate(gates, hit).origin(hit.memory), hit.date or "")
+        label = note_label(origins[id(hit)], hit.date or "")
         lines.append(
             f"- **{neutralise(hit.title)}** ({hit.type}, id {hit.id}, {label}{mine}){tags}"
         )
@@ -91,9 +94,12 @@ def context_block(query: str, hits: list[Hit], gates: dict[str, Gate] | None = N
     return fence("\n".join(lines).rstrip())
 
 
+def _store(hit: Hit) -> str:
+    return getattr(hit, "store", "project")
+
+
 def _gate(gates: dict[str, Gate], hit: Hit) -> Gate:
-    label = getattr(hit, "store", "project")
-    return gates.get(label) or gates.get("project") or Gate(Ledger())
+    return gates.get(_store(hit)) or gates.get("project") or Gate(Ledger())
 
 
 def _provenance(gate: Gate, hit: Hit) -> dict:
@@ -175,7 +181,7 @@ def answer_recall(
     if explain:
         print_explain(result.explain(depth))
     if output_format == "context":
-        stdout.out(printable(context_block(query, hits, gates)), end="")
+        stdout.out(printable(hits_markdown(query, hits, gates)), end="")
     else:
         if not hits:
             stdout.print("No relevant memories.")
@@ -186,8 +192,9 @@ def answer_recall(
             table.add_column(column)
         for hit in hits:
             shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
-            # Why: a one-line memory's title is its body; printing both says it twice.
-            said = [] if " ".join(shown.split()) == " ".join(hit.title.split()) else [shown]
+            # Why: a derived title is the body's opening; printing both says it twice.
+            rest = shown if hit.snippet else snippet(after_title(hit.title, hit.body))
+            said = [rest] if rest else []
             lines = [f"[bold]{escape(hit.title)}[/]", *map(escape, said), *_status_lines(hit)]
             held = _gate(gates, hit).quarantine_reason(hit.memory)
             if held:

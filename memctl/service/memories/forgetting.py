@@ -9,14 +9,13 @@ the file was committed.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
-from memctl.core.ids import is_safe_id
+from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound, UsageError
+from memctl.core.ids import ID_RULE, is_safe_id
 from memctl.core.memory import Memory
 from memctl.service.lifecycle.decaying import log_paths, scan_memories
 from memctl.service.memories.add import locks_dir
@@ -46,7 +45,9 @@ from memctl.store.forget_journal import (
     read_journal,
     write_journal,
 )
+from memctl.store.git import run_git
 from memctl.store.index import Manifest
+from memctl.store.ledger import LEDGER_NAME
 from memctl.store.task_state import TASK_FILENAME
 
 GIT_TIMEOUT_S = 10
@@ -112,6 +113,11 @@ def plan_forget(store: Store, ids: list[str]) -> ForgetPlan:
     ]
     results = []
     for memory_id in ids:
+        if not is_safe_id(memory_id):  # Why: `forget .state` must not match state file names
+            raise UsageError(
+                f"'{memory_id[:100]}' is not a memory id (an id must {ID_RULE}); "
+                "`memctl list` shows them."
+            )
         paths = paths_with_id(store.root, memory_id, files, max_file_bytes(store))
         indexed = any(e.id == memory_id for m in manifests for e in m.files.values())
         if not paths and not indexed and not _leftovers(store, memory_id):
@@ -172,6 +178,7 @@ def _carry_out(store: Store, results: list[ForgetResult], rewrite_ids: list[str]
     doomed = {r.id for r in results}
     retitled = _rewrite_derived(store, rewrite_ids, doomed, results)
     _remove_files(store, results)
+    _refresh_anchor_table(store)
     _purge_index(store, doomed | set(retitled))
     drop_access(store.state_dir, sorted(doomed))
     forget_provenance(store, sorted(doomed))
@@ -234,7 +241,7 @@ def committed_paths(root: Path, relpaths: list[str]) -> list[str]:
     """The files among these that some commit of the enclosing git repository holds."""
     if not relpaths:
         return []
-    top = _git(root, "rev-parse", "--show-toplevel")
+    top = _git_output(root, "rev-parse", "--show-toplevel")
     if not top:
         return []
     committed = []
@@ -244,23 +251,17 @@ def committed_paths(root: Path, relpaths: list[str]) -> list[str]:
             candidates.append(relpath[len("archive/") :])  # where it lived before decay moved it
         for candidate in candidates:
             path = str(root / candidate)
-            if _git(Path(top), "log", "--all", "--oneline", "-1", "--", path):
+            if _git_output(Path(top), "log", "--all", "--oneline", "-1", "--", path):
                 committed.append(path)
     return committed
 
 
-def _git(cwd: Path, *args: str) -> str:
+def _git_output(cwd: Path, *args: str) -> str:
+    """git's output, or "" when there is no git, it fails or it hangs: nothing to report."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(cwd), *args],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""  # no git, or it hangs: nothing to report
-    return done.stdout.strip() if done.returncode == 0 else ""
+        return run_git(cwd, *args, timeout=GIT_TIMEOUT_S).decode(errors="replace").strip()
+    except MemctlError:
+        return ""
 
 
 def _memories_of(store: Store, results: list[ForgetResult]) -> list[Memory]:
@@ -303,11 +304,23 @@ def _remove_locks(store: Store, ids: set[str]) -> None:
             lock_path(locks_dir(store), memory_id).unlink(missing_ok=True)
 
 
+def _refresh_anchor_table(store: Store) -> None:
+    """The anchor table (a cache of ids, anchors and titles) rebuilt without the removed files."""
+    from memctl.service.retrieval.anchor_table import anchor_entries
+
+    try:
+        anchor_entries(store)
+    except OSError:
+        pass  # a cache: the next read rebuilds it
+
+
 def _leftovers(store: Store, memory_id: str) -> bool:
-    """Traces of a memory whose file is gone (an earlier forget that did not finish)."""
+    """Traces of a memory whose file is gone (an earlier forget that did not finish). The
+    ledger's usage lines (ids and counts, no text) are kept by design and do not count: a
+    second forget of the same id is an unknown id, not a success."""
     if is_safe_id(memory_id) and lock_path(locks_dir(store), memory_id).exists():
         return True
-    return bool(_state_mentions(store, memory_id))
+    return any(not p.name.startswith(LEDGER_NAME) for p in _state_mentions(store, memory_id))
 
 
 def _scrub_archive_log(store: Store, ids: set[str], retitled: dict[str, str]) -> None:

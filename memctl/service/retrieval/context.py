@@ -19,14 +19,15 @@ from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.federation import interleave_by_rank
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.history import agent_body
 from memctl.core.hook_blocks import memory_text
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
-from memctl.core.text import clip
+from memctl.core.text import clip, counted
 from memctl.service.privacy import shares_private, visible
-from memctl.service.provenance import Gate, gate_for
+from memctl.service.provenance import Gate, gate_for, injectable
 from memctl.store.files import max_file_bytes, read_memory
 from memctl.store.sessions import read_meta, read_turns
 from memctl.store.task_state import read_task
@@ -75,7 +76,7 @@ class ContextResult:
 def flatten_body(body: str) -> str:
     """A memory body on one line: section names as labels, list items joined, sources dropped."""
     pieces = []
-    for name, text in markdown_sections(body).items():
+    for name, text in markdown_sections(agent_body(body)).items():
         if not text or name == "Sources":
             continue
         lines = [line.strip().lstrip("-*").strip() for line in text.splitlines() if line.strip()]
@@ -95,7 +96,7 @@ def _empty_text(held: int, query: str | None) -> str:
         return "_Nothing to recall yet._"
     if query is None:
         return (
-            f"_No task or session to recall for; the store holds {held} memories, found by "
+            f"_No task or session to recall for; the store holds {counted(held, 'memory', 'memories')}, found by "
             "topic: `memctl recall QUERY`._"
         )
     return "_Nothing in memory is relevant to this._"
@@ -164,11 +165,12 @@ def relevant_memories(
 
     found: dict[str, Recalled] = {}
     gate = gate_for(store)
+    gates = {"project": gate}
 
     def offer(memory: Memory | None, path: str, origin: str) -> bool:
         if memory is None or (session_id and memory.extra.get("session_id") == session_id):
             return False  # the session's own episodes are already in its summary
-        if not visible(memory, include_private) or gate.quarantined(memory):
+        if not visible(memory, include_private) or not injectable([memory], gates):
             return False  # quarantined: waits for `memctl review`, never injected
         if memory.id in found:
             if origin not in found[memory.id].via:
@@ -243,17 +245,15 @@ def _newest_first(text: str | None) -> tuple:
 def confident_facts(
     store: Store, min_confidence: float, limit: int, include_private: bool = False
 ) -> list[Memory]:
-    facts = []
-    gate = gate_for(store)
-    for row in _index_rows(store, FACT_TYPES, include_private):
-        memory = _read(store, row["path"])
-        if (
-            memory is not None
-            and visible(memory, include_private)
-            and memory.confidence >= min_confidence
-            and not gate.quarantined(memory)
-        ):
-            facts.append(memory)
+    read = [_read(store, row["path"]) for row in _index_rows(store, FACT_TYPES, include_private)]
+    sure = [
+        memory
+        for memory in read
+        if memory is not None
+        and visible(memory, include_private)
+        and memory.confidence >= min_confidence
+    ]
+    facts = [memory for memory, _ in injectable(sure, {"project": gate_for(store)})]
     facts.sort(key=lambda m: (-m.confidence, -m.importance, m.id))
     return facts[:limit]
 
@@ -310,16 +310,19 @@ def _memory_part(rank: int, item: Recalled) -> Part:
         f"via {', '.join(origins)}{mine})"
     )
     # Why the text first: the metadata closes the line, so no sentence resumes after it.
+    body = flatten_body(agent_body(memory.body))
     levels = [
-        f"- {memory_text(memory.display_title, flatten_body(memory.body), 700)} {about}",
-        f"- {memory_text(memory.display_title, flatten_body(memory.body), 160)} {about}",
+        f"- {memory_text(memory.display_title, body, 700)} {about}",
+        f"- {memory_text(memory.display_title, body, 160)} {about}",
         "",
     ]
-    return Part("memories", levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
+    # Why apart: a recent episode found by no query is not "relevant", only recent.
+    section = "recent" if origins == ["recent"] else "memories"
+    return Part(section, levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
 
 
 def _fact_part(rank: int, memory: Memory, gate: Gate, store: str | None = None) -> Part:
-    text = flatten_body(neutralise(memory.body)) or neutralise(memory.display_title)
+    text = flatten_body(neutralise(agent_body(memory.body))) or neutralise(memory.display_title)
     mine = ", user store" if store == "user" else ""
     label = note_label(gate.origin(memory), _day(memory))
     line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g}, {label}{mine})"
@@ -415,6 +418,7 @@ def _build_context(
         ("task", "Current task"),
         ("session", f"Session {session_id}"),
         ("memories", "Relevant memories"),
+        ("recent", "Recent sessions"),
         ("facts", "Preferences and profile"),
     ]
     shares = plain(settings.split)

@@ -10,27 +10,13 @@ from memctl.config import RecallSettings, Store
 from memctl.core.errors import UsageError
 from memctl.core.evidence import (
     cosine_scale,
-    coverage,
-    matched_terms,
-    text_stems,
-)
-from memctl.core.evidence import weighted_match as prior_match
-from memctl.core.fusion import (
-    FusionWeights,
-    adaptive_weights,
-    blended_lexical,
-    lexical_ties,
-    lexical_trust,
-    prior_share,
 )
 from memctl.core.memory import parse_time
 from memctl.core.ports import Index, MemoryFilter, Row
 from memctl.core.query import ParsedQuery, parse_query
 from memctl.core.ranking import (
     contains_identifier,
-    normalized_scores,
-    reciprocal_rank_fusion,
-    score_fusion,
+    sequence_neighbours,
 )
 from memctl.integrations.word_frequency import zipf
 from memctl.service.after_reply import later
@@ -45,11 +31,20 @@ from memctl.service.retrieval.hits import (
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import open_index, sync_index
 from memctl.service.retrieval.query_vectors import start_query_embedding
-from memctl.service.retrieval.stages import Candidates, Ranking, run_stages
+from memctl.service.retrieval.stages import (
+    NOTES,
+    Candidates,
+    Ranking,
+    Retrieved,
+    Sessions,
+    date_cut,
+    fuse,
+    identifier,
+    run_stages,
+)
 from memctl.service.retrieval.text_prefetch import take_prefetched
 from memctl.service.retrieval.timing import (
     explicit_window,
-    in_window,
     iso,
     query_window,
     telling_window,
@@ -57,11 +52,6 @@ from memctl.service.retrieval.timing import (
 from memctl.store.access import record_access
 
 MODES = ("hybrid", "bm25", "vector")
-# recall.fusion -> how each retriever's scores are scaled before the weighted sum ("rrf" uses ranks).
-FUSION_SCALES = {"adaptive": "stdev", "zscore": "stdev", "score": "range"}
-# Why: an exact identifier hit must outrank anything fusion and neighbours can produce. A list
-# scaled by its standard deviation tops out near sqrt(candidates), neighbours add at most as much.
-IDENTIFIER_BONUS = 1000.0
 
 
 def build_filter(
@@ -184,7 +174,6 @@ def _search(
     pool = max(settings.candidates, k * 3)
     parsed = parse_query(query, zipf)
 
-    chunk_rows: dict[tuple[str, int], dict] = {}
     text_rows = (
         _search_text(indexes, parsed.searchable, pool, where)
         if mode in ("hybrid", "bm25")
@@ -213,30 +202,17 @@ def _search(
     if trace is not None:
         trace.query = parsed.to_dict()
 
-    chunk_scores, top_single = _fuse(
-        settings, vector_rows, text_rows, chunk_rows, weights, store_size
-    )
+    retrieved = Retrieved.of(vector_rows, text_rows, identifier_rows, weights, store_size)
+    chunk_scores, top_single = fuse(retrieved, settings)
     if trace is not None:
-        trace.record("fusion", _best_chunks({}, chunk_rows, chunk_scores))
-    for row in identifier_rows:
-        key = _chunk_key(row, chunk_rows)
-        chunk_scores[key] = chunk_scores.get(key, 0.0) + IDENTIFIER_BONUS
-
-    sources: dict[str, set[str]] = {}
-    for name, found in (
-        ("vector", vector_rows),
-        ("bm25", text_rows),
-        ("identifier", identifier_rows),
-    ):
-        for row in found or ():
-            sources.setdefault(row["id"], set()).add(name)
-    rows: dict[str, dict] = {}  # memory id -> the row of its best chunk
-    candidates = Candidates(_best_chunks(rows, chunk_rows, chunk_scores), rows, sources)
+        trace.record("fusion", Candidates.best_chunks(chunk_scores, retrieved).scores)
+    candidates = Candidates.best_chunks(identifier(chunk_scores, retrieved), retrieved)
     if trace is not None and identifier_rows:
         trace.record("identifier", candidates.scores)
-    ranking = Ranking(parsed, settings, mode, top_single, indexes)
-    run_stages(candidates, ranking, trace.record if trace is not None else None)
-    scores = candidates.scores
+    sessions = session_neighbours(indexes, candidates, settings) if mode == "hybrid" else Sessions()
+    ranking = Ranking(parsed, settings, mode, top_single, sessions)
+    candidates = run_stages(candidates, ranking, trace.record if trace is not None else None)
+    scores, rows, sources = candidates.scores, candidates.rows, candidates.sources
 
     ranked = sorted(scores, key=lambda i: (-scores[i], i))
     if trace is not None:
@@ -264,96 +240,14 @@ def _search(
         trace,
     )
     if options.bounds != (None, None):
-        inside = [hit for hit in hits if in_window(hit.date, *options.bounds)]
+        hits, outside = date_cut(hits, options.bounds)
         if trace is not None:
-            for hit in set(hits) - set(inside):
+            for hit in outside:
                 trace.cut[hit.id] = OUTSIDE_DATES
-        hits = inside
     if options.with_neighbours:
         attach_neighbours(store, indexes, hits)
     _count_access(store, hits)
     return hits
-
-
-def _fuse(
-    settings: RecallSettings,
-    vector_rows: list[dict] | None,
-    text_rows: list[dict] | None,
-    chunk_rows: dict,
-    weights: dict[str, float],
-    store_size: int,
-) -> tuple[dict[tuple[str, int], float], float]:
-    """One score per chunk from the retrievers that ran (None: that side did not run), and the
-    score the top candidate of the weaker retriever gets alone: the scale of the bonuses."""
-    lists: list[list[tuple[tuple[str, int], float]]] = []
-    names: list[str] = []
-    base = FusionWeights(bm25=settings.bm25_weight, vector=settings.vector_weight)
-    if vector_rows is not None:
-        lists.append([(_chunk_key(row, chunk_rows), 1.0 - row["_distance"]) for row in vector_rows])
-        names.append("vector")
-    if text_rows is not None:
-        lists.append([(_chunk_key(row, chunk_rows), row["_score"]) for row in text_rows])
-        names.append("bm25")
-    fusion = settings.fusion
-    if fusion == "rrf":
-        rank_k = settings.rrf_k
-        fixed = [getattr(base, name) for name in names]
-        fused = reciprocal_rank_fusion(
-            [[key for key, _ in scored] for scored in lists], fixed, rank_k
-        )
-        return fused, min(fixed) / (rank_k + 1)
-    normalized = [normalized_scores(scored, FUSION_SCALES[fusion]) for scored in lists]
-    if text_rows is not None:
-        share = prior_share(store_size, settings.prior_half_size)
-        if share > 0:
-            normalized[-1] = _with_prior(normalized[-1], text_rows, chunk_rows, weights, share)
-    chosen = base
-    if fusion == "adaptive" and len(lists) == 2 and settings.lexical_ties:
-        matched = {
-            key: frozenset(matched_terms(weights, text_stems(chunk_rows[key]["text"])))
-            for key, _ in lists[1]
-        }
-        normalized[-1] = lexical_ties(normalized[-1], matched, weights, settings.coverage_full)
-    if fusion == "adaptive" and len(lists) == 2:
-        best_coverage = max(
-            (coverage(weights, text_stems(chunk_rows[key]["text"])) for key, _ in lists[1][:5]),
-            default=0.0,
-        )
-        evidence = adaptive_weights(
-            base,
-            best_coverage,
-            [score for _, score in lists[0]],
-            settings.peak_gain,
-            settings.coverage_chance,
-        )
-        # Why blended by store size: per-query evidence wins where BM25's statistics are noise
-        # (small stores, across scripts) and lost on LoCoMo's stores of 400-700 turns, where the
-        # fixed weights were better. The half size is the word-frequency prior's; the share
-        # falls off with the square of the size, so a store of thousands is all fixed weights.
-        share = prior_share(store_size**2, settings.prior_half_size**2)
-        trust = lexical_trust(best_coverage, settings.coverage_chance, settings.coverage_full)
-        chosen = FusionWeights(
-            bm25=min(base.bm25 + share * (evidence.bm25 - base.bm25), base.bm25 * trust),
-            vector=base.vector + share * (evidence.vector - base.vector),
-        )
-    fixed = [getattr(chosen, name) for name in names]
-    # Why only retrievers that found something and count: a side with no candidates or no
-    # weight (no query word matched) would make every bonus vanish, the date's included.
-    tops = [
-        weight * max(scores.values())
-        for scores, weight in zip(normalized, fixed, strict=False)
-        if scores and weight > 0
-    ]
-    return score_fusion(normalized, fixed), max(min(tops, default=0.0), 1e-9)
-
-
-def _with_prior(bm25, text_rows, chunk_rows, weights, share) -> dict:
-    """BM25 blended with a match score that weighs words by the frequency-list prior."""
-    keys = [_chunk_key(row, chunk_rows) for row in text_rows]
-    lengths = [len(chunk_rows[key]["text"].split()) for key in keys]
-    average = sum(lengths) / len(lengths) if lengths else 1.0
-    matched = [(key, prior_match(weights, chunk_rows[key]["text"], average)) for key in keys]
-    return blended_lexical(bm25, normalized_scores(matched, "stdev"), share)
 
 
 def _anchor_date(store: Store, anchor: str) -> datetime | None:
@@ -376,20 +270,37 @@ def _identifier_rows(
     ]
 
 
-def _chunk_key(row: dict, chunk_rows: dict[tuple[str, int], dict]) -> tuple[str, int]:
-    key = (row["id"], int(row.get("chunk") or 0))
-    chunk_rows.setdefault(key, row)
-    return key
-
-
-def _best_chunks(rows: dict[str, dict], chunk_rows: dict, chunk_scores: dict) -> dict[str, float]:
-    """A memory scores as its best chunk, and is represented by that chunk's row."""
-    best: dict[str, tuple[float, int]] = {}  # id -> (score, -chunk): ties go to the earlier chunk
-    for (memory_id, chunk), score in chunk_scores.items():
-        best[memory_id] = max(best.get(memory_id, (score, -chunk)), (score, -chunk))
-    for memory_id, (_, negative_chunk) in best.items():
-        rows[memory_id] = chunk_rows[(memory_id, -negative_chunk)]
-    return {memory_id: score for memory_id, (score, _) in best.items()}
+def session_neighbours(
+    indexes: list[Index], candidates: Candidates, settings: RecallSettings
+) -> Sessions:
+    """What the neighbours stage needs from the index, read before the stages run: the order
+    of the candidates' sessions and the rows of the neighbours that are not candidates."""
+    weights = settings.neighbour_weights
+    if not any(weights) or settings.profile == NOTES:
+        return Sessions()
+    rows = candidates.rows
+    sequences = sorted({row["sequence"] for row in rows.values() if row.get("sequence")})
+    if not sequences:
+        return Sessions()
+    members: dict[str, list[tuple[str, str]]] = {}
+    for index in indexes:
+        for row in index.sequence_rows(sequences):
+            members.setdefault(row["sequence"], []).append((row.get("created") or "", row["id"]))
+    ordered = {seq: [memory_id for _, memory_id in sorted(items)] for seq, items in members.items()}
+    near = sequence_neighbours(ordered)
+    reached = {
+        other
+        for memory_id in candidates.scores
+        for other, distance in near.get(memory_id, ())
+        if distance <= len(weights)
+    }
+    missing = [memory_id for memory_id in sorted(reached) if memory_id not in rows]
+    found: dict[str, dict] = {}
+    for index in indexes:
+        for row in index.rows_for_ids(missing):
+            if int(row.get("chunk") or 0) == 0:
+                found.setdefault(row["id"], row)
+    return Sessions(near, found)
 
 
 def _count_access(store: Store, hits: list[Hit]) -> None:

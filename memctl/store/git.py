@@ -1,4 +1,5 @@
-"""What git says about a store's files: where HEAD is, and which files teammates' commits brought.
+"""Git beside a store: running it (`run_git`, the one place memctl starts a git process),
+where HEAD is, and which files teammates' commits brought.
 
 `head_commit` reads `.git` files directly (no process: the hooks ask on every prompt);
 `arrived_files` runs git, and only when HEAD has moved.
@@ -55,10 +56,14 @@ def head_commit(start: Path) -> tuple[Path, str] | None:
     return None  # a branch without commits yet
 
 
-def _git(root: Path, *args: str) -> bytes:
+def run_git(root: Path, *args: str, timeout: float | None = None) -> bytes:
+    """`git ARGS` run in `root`: its standard output. MemctlError when git is missing, fails
+    or takes longer than `timeout` seconds."""
     try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
-    except (FileNotFoundError, NotADirectoryError) as exc:
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
         raise MemctlError(f"Cannot run git in {root}: {exc}") from None
     if done.returncode != 0:
         raise MemctlError(
@@ -71,10 +76,10 @@ def arrived_files(root: Path, old: str, new: str, under: str) -> list[tuple[str,
     """(path, author, commit) of files under `under` that commits in old..new changed, the last
     such commit of each written by someone other than this clone's `user.email`."""
     try:
-        me = _git(root, "config", "user.email").decode().strip().lower()
+        me = run_git(root, "config", "user.email").decode().strip().lower()
     except MemctlError:
         me = ""
-    changed = _git(
+    changed = run_git(
         root, "diff", "--name-only", "-z", "--diff-filter=AMR", old, new, "--", under or "."
     )
     found = []
@@ -82,7 +87,7 @@ def arrived_files(root: Path, old: str, new: str, under: str) -> list[tuple[str,
         if not raw:
             continue
         path = raw.decode("utf-8", errors="surrogateescape")
-        last = _git(root, "log", "-1", "--format=%H%x00%an%x00%ae", f"{old}..{new}", "--", path)
+        last = run_git(root, "log", "-1", "--format=%H%x00%an%x00%ae", f"{old}..{new}", "--", path)
         commit, _, rest = last.decode("utf-8", errors="replace").strip().partition("\0")
         name, _, email = rest.partition("\0")
         if commit and email.lower() != me:
