@@ -483,7 +483,14 @@ PIPELINE: tuple[Stage, ...] = (
         "its file; its relevance is weighed from its own evidence; below the floor of the "
         "request's purpose, superseded or unreadable, it is cut; the first k stay",
         ("min_relevance", "hooks.prompt_min_relevance", "context.min_relevance"),
-        constants=("EVIDENCE_DEPTH", "COSINE_SCALES", "LEXICAL_NONE", "LEXICAL_FULL"),
+        constants=(
+            "EVIDENCE_DEPTH",
+            "COSINE_SCALES",
+            "STRETCH",
+            "LEXICAL_NONE",
+            "LEXICAL_FULL",
+            "HELD_WORDS",
+        ),
         modes=ALL_MODES,
     ),
     Stage(
