@@ -38,7 +38,7 @@ from memctl.core.fusion import (
     prior_share,
 )
 from memctl.core.memory import parse_time
-from memctl.core.query import ParsedQuery, mostly_cjk
+from memctl.core.query import ParsedQuery
 from memctl.core.ranking import (
     length_priors,
     normalized_scores,
@@ -173,23 +173,6 @@ class Ranking:
         }
 
 
-def _latin_notes(retrieved: Retrieved) -> bool:
-    """The query and its best lexical matches are in the Latin script, and none of the
-    candidates is a conversation's turn (a memory written in a session).
-
-    Why: the lexical trust cut is for BM25 that matched crumbs (a CJK character pair spanning
-    two words, a query across scripts). A task prompt of 30 English words to a project's notes
-    is another case: its best note holds a small share of its words and is still the best
-    evidence there is (project-task benchmark, dev half: nDCG@5 .281 -> .285, hybrid above both
-    its parts; the small store's and the multilingual set's dev halves unchanged)."""
-    rows = [*(retrieved.text_rows or ()), *(retrieved.vector_rows or ())]
-    if any(row.get("sequence") for row in rows):
-        return False
-    if any(mostly_cjk(term) for term in retrieved.weights):
-        return False
-    return not any(mostly_cjk(row.get("text") or "") for row in (retrieved.text_rows or ())[:5])
-
-
 def fuse(retrieved: Retrieved, settings: RecallSettings) -> tuple[dict[ChunkKey, float], float]:
     """One score per chunk from the retrievers that ran, and the score the top candidate of
     the weaker retriever gets alone: the scale of the bonuses."""
@@ -242,13 +225,10 @@ def fuse(retrieved: Retrieved, settings: RecallSettings) -> tuple[dict[ChunkKey,
         # falls off with the square of the size, so a store of thousands is all fixed weights.
         share = prior_share(retrieved.store_size**2, settings.prior_half_size**2)
         trust = lexical_trust(best_coverage, settings.coverage_chance, settings.coverage_full)
-        if _latin_notes(retrieved):
-            trust = 1.0
         chosen = FusionWeights(
             bm25=min(base.bm25 + share * (evidence.bm25 - base.bm25), base.bm25 * trust),
             vector=base.vector + share * (evidence.vector - base.vector),
         )
-
     fixed = [getattr(chosen, name) for name in names]
     # Why only retrievers that found something and count: a side with no candidates or no
     # weight (no query word matched) would make every bonus vanish, the date's included.
