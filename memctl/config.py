@@ -619,13 +619,21 @@ def print_warning(message: str) -> None:
 _warned: set[str] = set()
 
 
+def warn_config_again() -> None:
+    """A new command begins: it warns about config keys again (old or unknown ones), once.
+    Why here and not once a process: the resident engine runs every command in one process,
+    and a warning only its first command printed would look fixed to the next ones."""
+    _warned.clear()
+
+
 def open_store(
     explicit: str | os.PathLike | None = None,
     cwd: Path | None = None,
     env: Mapping[str, str] | Environment | None = None,
     warn: Callable[[str], None] | None = print_warning,
 ) -> Store:
-    """The store and its checked settings. Unknown config keys go to `warn`, once a process."""
+    """The store and its checked settings. Unknown config keys go to `warn`, once a command
+    (see warn_config_again)."""
     environment = read_environment(env)
     root = find_store(explicit, cwd, environment)
     loaded = read_config(root)

@@ -54,14 +54,22 @@ def _path_without_memctl() -> str:
     return os.pathsep.join(f for f in folders if f and not (Path(f) / "memctl").exists())
 
 
-def test_without_memctl_a_hook_stays_quiet_and_succeeds_but_mcp_fails_loudly(tmp_path):
+def test_without_memctl_the_session_start_says_so_once_and_mcp_fails_loudly(tmp_path):
     env = {"PATH": _path_without_memctl(), "MEMCTL_BIN": str(tmp_path / "missing" / "memctl")}
-    hook = subprocess.run(
-        ["sh", str(RUNNER), "hook", "claude-code", "session-start"],
-        input="{}", env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert (hook.returncode, hook.stdout) == (0, "")
-    assert "MEMCTL_BIN" in hook.stderr  # says how to fix it
+
+    def hook(event: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["sh", str(RUNNER), "hook", "claude-code", event],
+            input="{}", env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    started = hook("session-start")
+    assert started.returncode == 0  # never blocks Claude Code
+    message = json.loads(started.stdout)["systemMessage"]  # shown to the person, not silence
+    assert "memctl not found" in message and "MEMCTL_BIN" in message  # says how to fix it
+    for event in ("user-prompt-submit", "pre-tool-use", "stop"):  # once a session, not per call
+        later = hook(event)
+        assert (later.returncode, later.stdout) == (0, "") and "MEMCTL_BIN" in later.stderr
     mcp = subprocess.run(["sh", str(RUNNER), "mcp"], env=env, capture_output=True, text=True)
     assert mcp.returncode == 127 and "not found" in mcp.stderr
 

@@ -194,8 +194,8 @@ def test_help_does_not_import_heavy_modules():
 
 
 @pytest.mark.slow
-def test_list_and_show_do_not_import_the_index(project):
-    invoke("add", "Something")
+def test_list_and_show_do_not_import_the_index(project, fake_embedder):
+    invoke("add", "Something worth keeping about the deploy")
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"

@@ -252,7 +252,7 @@ def test_markdown_items_are_one_per_bullet_or_section_typed_by_heading():
         ("procedural", 13),
         ("procedural", 14),
     ]
-    assert items[0].title == "Billing service"
+    assert items[0].heading == "Billing service"
     assert items[2].text == "Money is always Decimal, never float;\nround with ROUND_HALF_EVEN"
     assert "make release  # - not a bullet" in items[4].text
     assert not any("Already in memctl" in i.text for i in items)

@@ -1,5 +1,6 @@
-"""Installed hooks run the memctl that installed them, whatever PATH Claude Code has; `hooks
-status` calls each installed hook dry and reports the ones that cannot start."""
+"""Hooks in this machine's settings (--local, --user) run the memctl that installed them, whatever
+PATH Claude Code has; committed settings run the memctl each clone has. `hooks status` calls each
+installed hook dry and reports the ones that cannot start."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ runner = CliRunner()
 BARE_PATH = "/usr/bin:/bin"  # what a GUI-started Claude Code may have: no venv, no pipx folder
 
 
-def installed_commands(project: Path) -> dict[str, str]:
-    data = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
+def installed_commands(project: Path, name: str = "settings.json") -> dict[str, str]:
+    data = json.loads((project / ".claude" / name).read_text(encoding="utf-8"))
     return {event: groups[0]["hooks"][0]["command"] for event, groups in data["hooks"].items()}
 
 
@@ -34,17 +35,44 @@ def run_dry(command: str, path: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_installed_hooks_run_without_memctl_on_path(project, monkeypatch):
+def test_local_hooks_run_without_memctl_on_path(project, monkeypatch):
     # memctl is on the installing shell's PATH (an activated venv) ...
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-    result = runner.invoke(app, ["hooks", "install", "claude-code"])
+    result = runner.invoke(app, ["hooks", "install", "claude-code", "--local"])
     assert result.exit_code == 0, result.output
-    commands = installed_commands(project)
+    commands = installed_commands(project, "settings.local.json")
     assert set(commands) == {spec.event for spec in HOOK_SPECS}
     for command in commands.values():
         assert not command.startswith("memctl ")  # ... but not on Claude Code's
     ran = run_dry(commands["SessionStart"], BARE_PATH)
     assert ran.returncode == 0, ran.stderr
+
+
+@pytest.mark.slow
+def test_committed_hooks_run_the_memctl_of_each_clone(project, tmp_path, monkeypatch):
+    monkeypatch.delenv("MEMCTL_BIN", raising=False)
+    result = runner.invoke(app, ["hooks", "install", "claude-code"])
+    assert result.exit_code == 0, result.output
+    commands = installed_commands(project)
+    assert set(commands) == {spec.event for spec in HOOK_SPECS}
+    here = str(Path(sys.executable).parent)
+    for command in commands.values():
+        assert here not in command and str(Path.home()) not in command
+    # A teammate's clone: memctl on their PATH, or MEMCTL_BIN naming it.
+    their_bin = tmp_path / "their-venv" / "bin"
+    their_bin.mkdir(parents=True)
+    (their_bin / "memctl").symlink_to(Path(sys.executable).parent / "memctl")
+    assert run_dry(commands["SessionStart"], f"{their_bin}:{BARE_PATH}").returncode == 0
+    env = {**os.environ, "PATH": BARE_PATH, CHECK_ENV: "1", "MEMCTL_NO_SERVER": "1"}
+    env["MEMCTL_BIN"] = str(their_bin / "memctl")
+    by_variable = subprocess.run(["/bin/sh", "-c", commands["Stop"]], env=env, check=False)
+    assert by_variable.returncode == 0
+    # Where memctl cannot be found, status says what to do, and not "reinstall".
+    monkeypatch.setenv("PATH", BARE_PATH)
+    status = json.loads(runner.invoke(app, ["hooks", "status", "--json"]).stdout)
+    assert status["claude_code"]["project"]["failing"]
+    (warning,) = status["warnings"]
+    assert "MEMCTL_BIN" in warning and "hooks install" not in warning
 
 
 def test_the_default_command_is_this_memctl_quoted(tmp_path, monkeypatch):

@@ -81,6 +81,6 @@ def test_the_cli_pages_newest_first_with_the_user_store_too(mixed, user_store):
     page = json.loads(shown.stdout)
     assert page[0]["store"] == "user" and page[1]["id"] == "m11"
     only = runner.invoke(app, ["--store", str(mixed.root), "list", "-n", "1", "--store-only"])
-    assert "m11" in only.stdout and "1 memories" in only.stdout
+    assert "m11" in only.stdout and "1 memory" in only.stdout
     bad = runner.invoke(app, ["--store", str(mixed.root), "list", "--offset", "3"])
     assert bad.exit_code == 2 and "--offset pages with --limit" in bad.output

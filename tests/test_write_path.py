@@ -161,19 +161,13 @@ BARE_TRACE = (
 
 
 @pytest.mark.parametrize("text", ["ok thanks", "好的", "hm", BARE_TRACE])
-def test_low_value_text_is_refused_with_its_own_exit_code(project, text):
-    refused = cli("add", text)
-    assert refused.exit_code == LowValueContent.exit_code == 3
-    assert refused.stderr.startswith("Refused: ")
-    assert "(use --force to store anyway)" in refused.stderr
-    assert memory_bytes(project) == b""
-
-
-def test_refusal_in_json_names_kind_and_reason(project):
-    refused = cli("add", "thanks!", "--json")
-    assert refused.exit_code == 3
-    error = json.loads(refused.stdout)["error"]
-    assert error["kind"] == "low_value" and "small talk" in error["reason"]
+def test_low_value_text_from_an_agent_is_refused_with_its_own_exit_code(store, text):
+    """The gate is for what memctl is handed without a person choosing it (agents, extraction,
+    import); `memctl add` stores what a person asks for (see test_first_hour)."""
+    with pytest.raises(LowValueContent) as refused:
+        service.add_memory(store, text)
+    assert refused.value.exit_code == 3
+    assert memory_bytes(store) == b""
 
 
 def test_force_stores_low_value_text(project):

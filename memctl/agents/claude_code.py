@@ -69,6 +69,11 @@ def spec_for(event: str) -> HookSpec:
     raise UsageError(f"Unknown Claude Code hook event '{event}'. Expected one of: {names}.")
 
 
+# What committed settings run: $MEMCTL_BIN when set, else the memctl on PATH. Why not this
+# machine's absolute path: the file is shared through git, and a teammate's clone has its own.
+PORTABLE_PREFIX = '"${MEMCTL_BIN:-memctl}"'
+
+
 def hook_command(spec: HookSpec, command_prefix: str = "memctl", store_only: bool = False) -> str:
     """The command Claude Code runs; `store_only` keeps the user store out of this project."""
     return f"{command_prefix} hook claude-code {spec.slug}" + (

@@ -66,6 +66,9 @@ def main_options(
         help="Print memctl's version and exit.",
     ),
 ) -> None:
+    from memctl.config import warn_config_again
+
+    warn_config_again()  # Why: the resident engine runs many commands in one process
     ctx.obj = GlobalOptions(store=store)
 
 

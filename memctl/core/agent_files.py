@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.memory import Memory
+from memctl.core.memory import Memory, slugify
 
 BEGIN_MARKER = "<!-- memctl:begin -->"
 END_MARKER = "<!-- memctl:end -->"
@@ -202,13 +202,27 @@ def is_generated_rule(text: str) -> bool:
 
 @dataclass(frozen=True)
 class ImportedItem:
-    """One memory found in a Markdown instructions file."""
+    """One memory found in a Markdown instructions file. Its title comes from its own words
+    (a heading such as "Architecture" or "CLAUDE.md" says nothing on its own); the heading
+    becomes its tag (see heading_tag)."""
 
     text: str
-    title: str | None  # a section's heading; None lets the first line be the title
     type: str
     heading: str  # the nearest heading above, "" at the top
     line: int  # 1-based line in the source file
+    prose: bool = False  # a paragraph (merged with the next one of its section), not a bullet
+
+
+# The opening line `claude /init` and similar tools write: about the file, not the project.
+_ABOUT_THE_FILE = re.compile(
+    r"^this file (?:provides|gives|contains|offers|is)? ?(?:guidance|instructions|guides)\b",
+    re.IGNORECASE,
+)
+
+
+def heading_tag(heading: str) -> str:
+    """The tag a section's items get: `Don'ts` -> `donts` (an apostrophe joins, not splits)."""
+    return slugify(re.sub(r"['\u2019`]", "", heading), 32)
 
 
 def type_for_heading(heading: str, default: str = "semantic") -> str:
@@ -262,15 +276,14 @@ def read_instructions(
     def close() -> None:
         nonlocal current, kind
         body = "\n".join(current).strip()
-        if body and not _is_comment(body):
-            title = heading if kind == "prose" and heading else None
+        if body and not _is_comment(body) and not _ABOUT_THE_FILE.match(body):
             items.append(
                 ImportedItem(
                     body,
-                    title,
                     type_for_heading(heading, default_type),
                     heading,
                     start + first_line,
+                    prose=kind == "prose",
                 )
             )
         current, kind = [], ""
@@ -309,14 +322,9 @@ def _merge_prose(items: list[ImportedItem]) -> list[ImportedItem]:
     merged: list[ImportedItem] = []
     for item in items:
         last = merged[-1] if merged else None
-        if (
-            last is not None
-            and item.title is not None
-            and last.title == item.title
-            and last.heading == item.heading
-        ):
+        if last is not None and item.prose and last.prose and last.heading == item.heading:
             merged[-1] = ImportedItem(
-                f"{last.text}\n\n{item.text}", last.title, last.type, last.heading, last.line
+                f"{last.text}\n\n{item.text}", last.type, last.heading, last.line, prose=True
             )
         else:
             merged.append(item)

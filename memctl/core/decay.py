@@ -4,9 +4,10 @@ Pure: plain values in, decisions out. The seeds' hybrid model scores how forgett
 0.4 x age (capped at the horizon) + 0.35 x (1 - importance) + 0.25 x (1 - hotness).
 
 Time counts only while a memory could have been recalled. Its age and coldness run from when
-it came into this store (`entered`, its file's time, when later than its `created`) up to the
-store's latest activity (its latest recall, or its newest memory), not up to the calendar
-date. Why: a memory is forgettable when the store was used and it was not. 1,000 notes
+it came into this store or was last changed (`entered`: its `updated`, when later than its
+`created`; never the file's time, which a clone or checkout resets) up to the store's latest
+activity (its latest recall, or its newest memory), not up to the calendar date: the time the
+store sat idle is left out. Why: a memory is forgettable when the store was used and it was not. 1,000 notes
 imported today with their own dates from 2023 have had no chance to be recalled yet, so none
 "would be archived now"; a store left alone for a year gave no memory a chance either, so
 coming back to it must not find everything archived. Expiry (`expires`) is a date the user
@@ -44,7 +45,7 @@ class DecayInput:
     expires: datetime | None = None
     access_count: int = 0
     last_access: datetime | None = None
-    entered: datetime | None = None  # when this store got it (its file's time); None: `created`
+    entered: datetime | None = None  # when this store got it or last changed it; None: `created`
 
     @property
     def since(self) -> datetime | None:

@@ -37,6 +37,15 @@ def current_text(body: str) -> str:
     return split_history(body)[0]
 
 
+def agent_body(body: str) -> str:
+    """The body as an agent is shown it (hooks, `memctl context`, MCP): what is true now.
+
+    The `## History` section holds values a newer one replaced; telling the agent both the new and
+    the obsolete instruction misleads it, so every injected surface reads bodies through this.
+    `show`, `recall --include-superseded` and `--explain` read the whole body instead."""
+    return current_text(body)
+
+
 def join_history(current: str, entries: list[str]) -> str:
     """The body: the current text, then the history section (if there is any history)."""
     current = current.strip("\n")

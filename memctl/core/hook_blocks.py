@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.history import agent_body
 from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
@@ -55,7 +56,7 @@ class Block:
 def memory_line(item: BlockItem, max_chars: int = 360) -> str:
     """`- **title** (type, id; origin ..., date): body`, neutralised (core.fence), flattened to
     one line and cut at `max_chars`."""
-    body = " ".join(neutralise(item.body).split())
+    body = " ".join(neutralise(agent_body(item.body)).split())
     title = " ".join(neutralise(item.title).split())
     # NFKC (in neutralise) turns a cut title's "…" into "...".
     shown = title.removesuffix("...").rstrip("…")

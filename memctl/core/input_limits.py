@@ -73,3 +73,15 @@ def check_input(text: str, max_bytes: int, what: str = "The text") -> str:
             "resolve the conflict first."
         )
     return text
+
+
+def check_file_size(data: bytes, max_bytes: int, what: str = "The memory") -> bytes:
+    """The bytes of a memory file about to be written, or InputRefused when the file would be
+    over the limit the reader applies (front matter and every derived field included)."""
+    if len(data) > max_bytes:
+        raise InputRefused(
+            f"{what} would be a {human_bytes(len(data))} file; a memory file holds at most "
+            f"{human_bytes(max_bytes)} (limits.max_file_bytes in config.yaml). Nothing was "
+            "written: split it, or raise the limit."
+        )
+    return data

@@ -202,6 +202,27 @@ def first_line(text: str, max_len: int = 80) -> str:
     return ""
 
 
+def derived_title(text: str, max_len: int = 80) -> str:
+    """The title a memory gets from its text: the first line, cut between words with no "…"
+    (a stored title is a statement, not a display; the body carries the rest)."""
+    line = first_line(text, max_len=len(text) + 1)
+    return line if len(line) <= max_len else clip(line, max_len, marker="")
+
+
+def after_title(title: str, text: str) -> str:
+    """`text` without the title it opens with (a derived title is the text's first words), so
+    a display does not say them twice; `text` as it is when it does not open with the title."""
+    shown = " ".join(title.split()).removesuffix("...").rstrip("…").rstrip()
+    flat = " ".join(text.split())
+    if not shown or not flat.startswith(shown):
+        return text
+    rest = len(shown)
+    # Why back to a word start: a title cut mid-word must not leave the rest of that word.
+    if rest < len(flat) and flat[rest].isalnum() and flat[rest - 1].isalnum():
+        rest = flat.rfind(" ", 0, rest) + 1
+    return flat[rest:].lstrip(" .:-—")
+
+
 # A file name's slug stays short in bytes too: 20 CJK characters, or 48 Latin ones.
 FILENAME_SLUG_BYTES = 60
 

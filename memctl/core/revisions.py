@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from memctl.core.extract_rules import extract_sentence
 from memctl.core.facts import distinct_facts
 from memctl.core.history import current_text, history_entry, join_history, split_history
-from memctl.core.memory import Memory, first_line
+from memctl.core.memory import Memory, derived_title, first_line
 from memctl.core.provenance import least_trusted, origin_of, stamp_origin
 from memctl.core.sentences import split_sentences
 from memctl.core.subjects import FACETS, content_words, find_facet, subject_key
@@ -97,6 +97,9 @@ def memory_subject(memory: Memory) -> str | None:
     return derive_subject(current_text(memory.body), memory.type)
 
 
+MAX_SUBJECT_CHARS = 160
+
+
 def derive_subject(text: str, type_: str) -> str | None:
     """The subject key of a stored statement, as the rule extractor would key it; None if unclear."""
     if type_ not in SUBJECT_TYPES:
@@ -111,7 +114,10 @@ def derive_subject(text: str, type_: str) -> str | None:
     for attempt in attempts:
         found = extract_sentence(attempt)
         if found:
-            return found[0].subject_key
+            key = found[0].subject_key
+            # Why: a key is a few words; one that copies a long word (a pasted blob) would
+            # double the file's size and keys nothing anyone would say again.
+            return key if len(key) <= MAX_SUBJECT_CHARS else None
     facet = find_facet(first)
     if facet and type_ == "preference":
         return subject_key("preference", facet)
@@ -273,7 +279,7 @@ def superseded(existing: Memory, new: Memory, now: str) -> Memory:
         extra["subject"] = new.extra["subject"]
     result = replace(
         existing,
-        title=first_line(new_text) if automatic_title else existing.title,
+        title=derived_title(new_text) if automatic_title else existing.title,
         body=join_history(new_text, entries),
         confidence=new.confidence,
         source="corrected_memory",
@@ -289,7 +295,7 @@ def is_derived_title(title: str, text: str) -> bool:
     versions cut it mid-word), rather than written by someone?"""
     title = title.strip()
     line = first_line(text, max_len=len(text) + 1)
-    if not title or title == line or title == first_line(text):
+    if not title or title == line or title in (first_line(text), derived_title(text)):
         return True
     return title.endswith("…") and line.startswith(title[:-1].rstrip())
 

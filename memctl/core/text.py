@@ -56,3 +56,8 @@ def utc_timestamp(moment: datetime | float | None = None) -> str:
 def parse_utc_timestamp(text: str) -> datetime:
     """The inverse of `utc_timestamp` (strict: that exact form only)."""
     return datetime.strptime(text, UTC_FORMAT).replace(tzinfo=timezone.utc)
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 memory`, `2 memories`: a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else (plural or noun + 's')}"

@@ -30,6 +30,7 @@ from memctl.store.code_tree import (
     git_remote,
     head_commit,
     project_root,
+    recent_renames,
     renames_between,
     working_tree,
 )
@@ -175,13 +176,39 @@ class StaleMemory:
         }
 
 
+class GitRenames:
+    """Where git says anchored files went (committed or staged renames), asked once and only
+    when an anchored path is missing: renames reach anchors before `memctl index` writes them."""
+
+    def __init__(self, store: Store):
+        self._root = project_of(store)[0]
+        self._found: dict[str, str] | None = None
+
+    def carry(self, anchors: Anchors) -> Anchors:
+        if not anchors.paths:
+            return anchors
+        if self._found is None:
+            self._found = recent_renames(self._root)
+        return renamed_anchors(anchors, self._found)
+
+    def staleness(self, anchors: Anchors, tree: CodeTree) -> Staleness | None:
+        """Why the anchors no longer hold, once paths git renamed are followed; None if they do."""
+        files = tree.file_list()
+        why = staleness(anchors, files, tree.symbol_present)
+        if why and why.missing_paths:
+            carried = self.carry(anchors)
+            if carried != anchors:
+                return staleness(carried, files, tree.symbol_present)
+        return why
+
+
 def stale_memories(stores: list[tuple[str, Store]], persist: bool = True) -> list[StaleMemory]:
     """Every anchored memory (of this project) whose paths or symbols the code no longer has."""
     from memctl.service.retrieval.anchor_table import anchor_entries
 
     project = stores[0][1]
     tree = code_tree(project, persist)
-    files = tree.file_list()
+    renames = GitRenames(project)
     name = project_of(project)[1]
     found = []
     for label, store in stores:
@@ -190,7 +217,7 @@ def stale_memories(stores: list[tuple[str, Store]], persist: bool = True) -> lis
                 entry.anchors.paths or entry.anchors.symbols
             ):
                 continue
-            why = staleness(entry.anchors, files, tree.symbol_present)
+            why = renames.staleness(entry.anchors, tree)
             if why:
                 found.append(StaleMemory(entry.id, entry.title, entry.relpath, label, why))
     return found

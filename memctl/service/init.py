@@ -31,6 +31,17 @@ def init_store(directory: Path, multilingual: bool = False) -> Store:
     return open_store(root)
 
 
+def enclosing_store(directory: Path) -> Path | None:
+    """The store of a project `directory` is inside (a `.memory/` with a config.yaml in a
+    folder above it), which commands run from `directory` would read; None when there is none."""
+    directory = Path(directory).resolve()
+    project = directory.parent if directory.name == STORE_DIRNAME else directory
+    for folder in project.parents:
+        if (folder / STORE_DIRNAME / "config.yaml").is_file():
+            return folder / STORE_DIRNAME
+    return None
+
+
 def init_user_store(env: dict[str, str] | None = None, multilingual: bool = False) -> Store:
     """Create the person's own store where `user_store_path` says (the folder itself is the
     store). It is not made a git repository: what is in it is nobody else's."""

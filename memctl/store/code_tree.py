@@ -271,6 +271,59 @@ def renames_between(repo: Path, old: str, new: str) -> dict[str, str]:
     return renames
 
 
+_RENAME_STATUS = re.compile(rb"^R[0-9]*$")
+_TWO_PATH_STATUS = re.compile(rb"^C[0-9]*$")
+_ONE_PATH_STATUS = re.compile(rb"^[AMDTUX][0-9]*$")
+
+
+def _rename_pairs(out: bytes) -> list[tuple[str, str]]:
+    """(old, new) for each `R` entry of `--name-status -z` output, in output order."""
+    tokens = [token.strip(b"\n") for token in out.split(b"\0")]
+    pairs, i = [], 0
+    while i < len(tokens):
+        token = tokens[i]
+        if _RENAME_STATUS.match(token) and i + 2 < len(tokens):
+            pairs.append(
+                (tokens[i + 1].decode("utf-8", "replace"), tokens[i + 2].decode("utf-8", "replace"))
+            )
+            i += 3
+        elif _TWO_PATH_STATUS.match(token):
+            i += 3
+        elif _ONE_PATH_STATUS.match(token):
+            i += 2
+        else:
+            i += 1
+    return pairs
+
+
+RENAME_DEPTH = 200  # commits back that recent_renames looks
+
+
+def recent_renames(repo: Path, depth: int = RENAME_DEPTH) -> dict[str, str]:
+    """old path -> path now, for the files git sees renamed in the last `depth` commits or
+    staged now (`git mv`), chains followed (a -> b -> c gives a -> c). Empty outside git."""
+    try:
+        committed = run_git(
+            repo, "log", "-M", "--diff-filter=R", "--name-status", "--format=", "-z",
+            f"-n{depth}", "HEAD", "--", timeout=GIT_TIMEOUT_S,
+        )  # fmt: skip
+    except MemctlError:
+        committed = b""
+    try:
+        staged = run_git(
+            repo, "diff", "--cached", "-M", "--name-status", "-z", timeout=GIT_TIMEOUT_S
+        )
+    except MemctlError:
+        staged = b""
+    now: dict[str, str] = {}
+    for old, new in [*reversed(_rename_pairs(committed)), *_rename_pairs(staged)]:
+        for earlier, later in now.items():
+            if later == old:
+                now[earlier] = new
+        now[old] = new
+    return now
+
+
 def head_commit(repo: Path) -> str | None:
     try:
         return run_git(repo, "rev-parse", "HEAD", timeout=GIT_TIMEOUT_S).decode().strip() or None

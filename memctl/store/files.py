@@ -18,6 +18,7 @@ from memctl.config import ARCHIVE_DIRNAME, CONFIG_FILENAME, PRIVATE_DIRNAME, STO
 from memctl.core.errors import InvalidMemoryFile, OutsideStore, UsageError
 from memctl.core.frontmatter import parse_memory, render_memory
 from memctl.core.ids import ID_RULE, id_from_name, is_safe_id
+from memctl.core.input_limits import check_file_size
 from memctl.core.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
 from memctl.core.terminal import printable_name
 from memctl.store.safe_read import DEFAULT_MAX_FILE_BYTES, read_store_file
@@ -385,8 +386,12 @@ def current_umask() -> int:
     return mask
 
 
-def write_memory(path: Path, memory: Memory) -> bytes:
+def write_memory(path: Path, memory: Memory, max_bytes: int | None = None) -> bytes:
+    """Write one memory file atomically; with `max_bytes`, refuse (InputRefused) a file the
+    reader would skip, before anything is written."""
     data = render_memory(memory)
+    if max_bytes is not None:
+        check_file_size(data, max_bytes)
     atomic_write(path, data)
     return data
 

@@ -4,9 +4,9 @@ import sys
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stderr, stdout
+from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store, user_store_or_fail
-from memctl.core.errors import LowValueContent, UsageError
+from memctl.core.errors import UsageError
 from memctl.core.input_limits import InputRefused
 from memctl.core.memory import MEMORY_TYPES
 from memctl.service import add_memory
@@ -108,7 +108,10 @@ def add_command(
         help="Store the text as given: skip redaction of secrets and personal data.",
     ),
     force: bool = typer.Option(
-        False, "--force", help="Store it even if it looks like small talk or a bare dump."
+        False,
+        "--force",
+        hidden=True,
+        help="Accepted for old scripts: add stores what you give it, however short.",
     ),
     confidence: float = typer.Option(
         None,
@@ -152,37 +155,25 @@ def add_command(
     if not body.strip():
         raise UsageError("Nothing to remember: the text is empty.")
     anchors = _anchors(ctx, store, body, type_, user, paths, symbols, commands, apply, no_anchors)
-    try:
-        result = add_memory(
-            store,
-            body,
-            type=type_,
-            tags=tags,
-            importance=importance,
-            title=title,
-            pinned=pin,
-            private=private,
-            agent=agent,
-            redact=not no_redact,
-            force=force,
-            confidence=confidence,
-            dedup=not no_dedup,
-            extra=anchors.extra or None,
-        )
-    except LowValueContent as refused:
-        if as_json:
-            print_json(
-                {
-                    "error": {
-                        "kind": refused.kind,
-                        "message": str(refused),
-                        "reason": refused.reason,
-                    }
-                }
-            )
-        else:
-            stderr.print(f"{refused} (use --force to store anyway)", markup=False)
-        raise typer.Exit(code=refused.exit_code) from None
+    # Why force: a person asked for exactly this; the low-value gate is for what memctl
+    # extracts or imports by itself (a short "Use pnpm" is a whole rule).
+    del force
+    result = add_memory(
+        store,
+        body,
+        type=type_,
+        tags=tags,
+        importance=importance,
+        title=title,
+        pinned=pin,
+        private=private,
+        agent=agent,
+        redact=not no_redact,
+        force=True,
+        confidence=confidence,
+        dedup=not no_dedup,
+        extra=anchors.extra or None,
+    )
     if as_json:
         proposed = anchors.proposed.anchors.to_dict() if anchors.proposed else None
         print_json({**result.to_dict(), "anchors_proposed": proposed})
@@ -192,6 +183,12 @@ def add_command(
         stdout.print(
             f"Anchors proposed from the text: {anchors.proposed.describe()} "
             "(edit them with `memctl edit`, or add with --no-anchors)",
+            markup=False,
+        )
+    if apply is None and result.memory.extra.get("apply") == "always":
+        stdout.print(
+            "Applies always: it reads as a rule for every change, so every session starts with "
+            "it (use --apply auto to show it only when relevant)",
             markup=False,
         )
     if result.redacted:

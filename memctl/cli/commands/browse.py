@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import sys
 
 import typer
 from rich.table import Table
@@ -16,6 +17,7 @@ from memctl.core.errors import MemctlError, MemoryNotFound, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.history import split_history
 from memctl.core.terminal import printable
+from memctl.core.text import counted
 from memctl.service import get_memory, list_memories
 
 
@@ -165,7 +167,7 @@ def list_command(
             *([binding[n]] if binding else []),
         )
     stdout.print(table)
-    stdout.print(f"{len(listing.memories)} memories")
+    stdout.print(counted(len(listing.memories), "memory", "memories"))
     if binding:
         counts = {name: binding.count(name) for name in dict.fromkeys(binding)}
         stdout.print("by project: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -199,21 +201,61 @@ def show_command(
     stdout.print(memory.body.rstrip(), markup=False)
 
 
+def has_terminal() -> bool:
+    """Can the editor be opened again (a person at a terminal), or is this a script?"""
+    return sys.stdin.isatty()
+
+
+def run_editor(editor: str, path) -> None:
+    try:
+        subprocess.run([*shlex.split(editor), str(path)], check=False)
+    except FileNotFoundError:
+        raise MemctlError(f"Editor '{editor}' not found; set $EDITOR.") from None
+
+
 @handles_errors
 def edit_command(
     ctx: typer.Context,
     memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
 ) -> None:
-    """Open a memory in $EDITOR; the next read command re-indexes it.
+    """Open a memory in $EDITOR; a save the store could not read is not written.
+
+    Like crontab -e: a broken save (YAML, limits) reopens the editor with the problem on top;
+    without a terminal the old file stays and your edit is kept beside it. Broken files open
+    too, so they can be fixed. The next read command re-indexes the memory.
 
     Example: EDITOR=nano memctl edit 1m80k2c9a7qz
     """
-    path, _ = find_memory(ctx, memory_id)
+    from memctl.service.memories import editing
+
+    target = editing.edit_target([store for _, store in current_stores(ctx)], memory_id)
+    original = target.path.read_bytes()
+    copy = editing.working_copy(target, memory_id)
+    editing.write_working_copy(copy, original)
     editor = editor_command()
-    try:
-        subprocess.run([*shlex.split(editor), str(path)], check=False)
-    except FileNotFoundError:
-        raise MemctlError(f"Editor '{editor}' not found; set $EDITOR.") from None
+    while True:
+        run_editor(editor, copy)
+        saved = editing.without_notes(copy.read_bytes())
+        if saved == original or not saved.strip():
+            copy.unlink(missing_ok=True)
+            stdout.print(f"No change saved: {target.path}", markup=False)
+            return
+        problem = editing.edit_problem(target, saved)
+        if problem is None:
+            break
+        if not has_terminal():
+            raise MemctlError(
+                f"Not saved: {target.path}: {problem}. The file is unchanged; your edit is in "
+                f"{copy} (fix it there and copy it over, or run memctl edit {memory_id} again "
+                "in a terminal)."
+            )
+        editing.write_working_copy(copy, editing.with_note_on_top(saved, problem))
+    if not editing.save_edit(target, saved, original):
+        raise MemctlError(
+            f"Not saved: {target.path} changed on disk while you edited it; your edit is in {copy}."
+        )
+    copy.unlink(missing_ok=True)
+    stdout.print(f"Saved {target.path}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -39,21 +39,30 @@ def context_command(
     """
     if budget is not None and budget < 50:
         raise UsageError("--budget must be at least 50 tokens.")
+    from memctl.agents.action_events import always_block, one_fence
+    from memctl.core.tokens import estimate_tokens
     from memctl.service.retrieval.federated import user_store_of
 
     stores = current_stores(ctx, store_only)
+    store, user_store = stores[0][1], user_store_of(stores)
+    budget = budget if budget is not None else store.settings.context.budget
+    # Why: the same rules the SessionStart block opens with (`apply: always`), in its share.
+    rules, rule_ids = always_block(
+        store, user_store, min(budget // 2, store.settings.hooks.always_budget)
+    )
     result = build_context(
-        stores[0][1],
+        store,
         query=query,
-        budget=budget,
+        budget=max(50, budget - estimate_tokens(rules)),
         session_id=session,
-        user_store=user_store_of(stores),
+        user_store=user_store,
         include_private=include_private,
     )
+    markdown = one_fence(rules, result.markdown) if rules else result.markdown
     if as_json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "markdown": markdown, "rules": list(rule_ids)})
     else:
-        write_text(result.markdown)
+        write_text(markdown)
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,7 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
 from memctl.core.memory import parse_time
-from memctl.core.text import clip
+from memctl.core.text import clip, counted
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
@@ -35,6 +35,9 @@ def decay_command(
     apply: bool = typer.Option(
         False, "--apply", help="Archive what the plan marks (default: dry run)."
     ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Only show the plan; write nothing (the default)."
+    ),
     now: str = typer.Option(None, "--now", help=NOW_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
@@ -49,6 +52,8 @@ def decay_command(
     """
     from memctl.service.lifecycle.decaying import run_decay
 
+    if apply and dry_run:
+        raise UsageError("--apply and --dry-run contradict each other; give one.")
     store = current_store(ctx)
     report = run_decay(store, apply=apply, now=parse_now(now))
     warn_problems(report.problems)
@@ -89,11 +94,12 @@ def decay_command(
     count = len(report.to_archive)
     if report.applied:
         stdout.print(
-            f"Archived {count} of {len(report.decisions)} memories into {store.archive_dir}/"
+            f"Archived {count} of {counted(len(report.decisions), 'memory', 'memories')} into "
+            f"{store.archive_dir}/"
         )
     else:
         stdout.print(
-            f"{count} of {len(report.decisions)} memories would be archived; "
+            f"{count} of {counted(len(report.decisions), 'memory', 'memories')} would be archived; "
             "run `memctl decay --apply` to archive them."
         )
 

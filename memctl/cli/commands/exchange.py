@@ -8,6 +8,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stderr, stdout, warn_problems, write_text
 from memctl.cli.state import current_store
+from memctl.core.text import counted
 
 
 @handles_errors
@@ -61,7 +62,10 @@ def export_command(
     else:
         where = ", ".join(str(p) for p in result.written) or "nothing changed"
         note = f" ({result.omitted} left out by --budget)" if result.omitted else ""
-        stdout.print(f"Exported {result.exported} memories{note}: {where}", markup=False)
+        stdout.print(
+            f"Exported {counted(result.exported, 'memory', 'memories')}{note}: {where}",
+            markup=False,
+        )
         for path in result.removed:
             stdout.print(f"Removed {path} (no memories of its type left)", markup=False)
     if result.problems:
@@ -122,7 +126,7 @@ def import_command(
     for skipped in result.skipped:
         stdout.print(f"Skipped {source}:{skipped['line']}: {skipped['reason']}", markup=False)
     stdout.print(
-        f"Imported {len(result.added)} new memories from {source}"
+        f"Imported {counted(len(result.added), 'new memory', 'new memories')} from {source}"
         + (f", merged {len(result.merged)}" if result.merged else "")
         + (f", skipped {len(result.skipped)}" if result.skipped else ""),
         markup=False,

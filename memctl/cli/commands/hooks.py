@@ -107,11 +107,7 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
         except MemctlError as exc:
             entry = {"path": str(path), "exists": True, "error": str(exc)}
         report["claude_code"][scope] = entry
-    if any(e.get("failing") for e in report["claude_code"].values()):
-        report["warnings"].append(
-            "Some hooks fail to start; `memctl hooks install claude-code` (with the same "
-            "--project/--local/--user) rewrites them with the absolute path of this memctl."
-        )
+    report["warnings"] += failing_warnings(report["claude_code"])
     installed_in = [s for s, e in report["claude_code"].items() if e.get("installed")]
     if installed_in:
         warning = plugin_warning(report["claude_code"])
@@ -132,6 +128,32 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
     except MemctlError:
         pass
     return report
+
+
+def portable_command_found() -> bool:
+    """Would the committed hooks' command (claude_code.PORTABLE_PREFIX) find memctl here?"""
+    import shutil
+
+    return shutil.which(os.environ.get("MEMCTL_BIN") or "memctl") is not None
+
+
+def failing_warnings(scopes: dict[str, dict]) -> list[str]:
+    """What to do about hooks that fail to start. Why two: the committed file is shared, so
+    reinstalling there would only swap one machine's path for another's."""
+    warnings = []
+    shared = scopes.get("project", {}).get("failing")
+    if shared:
+        warnings.append(
+            "The committed hooks run `memctl` from PATH (or $MEMCTL_BIN), which this machine "
+            "does not find: put memctl on PATH for Claude Code or set MEMCTL_BIN to its path "
+            "(the file is shared: do not reinstall it for one machine)."
+        )
+    if any(scopes.get(scope, {}).get("failing") for scope in ("local", "user")):
+        warnings.append(
+            "Some hooks fail to start; `memctl hooks install claude-code` with the same "
+            "--local/--user rewrites them with the absolute path of this memctl."
+        )
+    return warnings
 
 
 def plugin_warning(scopes: dict[str, dict]) -> str | None:
@@ -199,8 +221,9 @@ def install_command(
     command: str = typer.Option(
         None,
         "--command",
-        help="How hooks call memctl, as a shell command (default: the absolute path of "
-        "this memctl, else this Python with -m memctl).",
+        help="How hooks call memctl, as a shell command (default: committed project settings "
+        "run memctl from PATH or $MEMCTL_BIN; --local, --user and git hooks the absolute path "
+        "of this memctl).",
     ),
     store_only: bool = typer.Option(
         False,
@@ -252,7 +275,10 @@ def install_command(
         return
     if chain:
         raise UsageError("--chain applies to git only.")
-    path = settings_file(chosen_scope(project, local, user))
+    scope = chosen_scope(project, local, user)
+    if command is None and scope == "project":
+        prefix = claude_code.PORTABLE_PREFIX  # committed: must run on every clone
+    path = settings_file(scope)
     result = claude_code.install_hooks(path, command_prefix=prefix, store_only=store_only)
     if as_json:
         print_json(
@@ -270,6 +296,14 @@ def install_command(
     else:
         done = ", ".join(result.added + result.updated)
         stdout.print(f"{'Created' if result.created else 'Updated'} {path}: {done}", markup=False)
+    if prefix == claude_code.PORTABLE_PREFIX and not portable_command_found():
+        stderr.print(
+            f"Note: {path} is committed, so its hooks run `memctl` from PATH (or $MEMCTL_BIN), "
+            f"not this machine's {default_command_prefix()}; Claude Code does not find memctl "
+            "on PATH here. Put it on PATH, set MEMCTL_BIN, or use --local for this machine's "
+            "path.",
+            markup=False,
+        )
     scopes = status_report(Path.cwd(), home_dir(), check=False)["claude_code"]
     warning = plugin_warning(scopes)
     if warning:

@@ -29,6 +29,12 @@ def init_command(
         help="Embed with the multilingual model (Chinese, Japanese, Korean, ... and across "
         "languages) instead of choosing by the store's text (embedding.model: auto).",
     ),
+    nested: bool = typer.Option(
+        False,
+        "--nested",
+        help="Create a store of its own inside a project that has one (commands run from "
+        "here then read only this one).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Create a memory store (.memory/ with config.yaml, README and .gitignore).
@@ -41,7 +47,10 @@ def init_command(
             raise UsageError("--user creates the user store where it belongs; drop DIR.")
         _init_user(as_json, multilingual)
         return
-    store = init_store(project if project is not None else Path("."), multilingual=multilingual)
+    folder = project if project is not None else Path(".")
+    if not nested:
+        _refuse_nested(folder)
+    store = init_store(folder, multilingual=multilingual)
     if as_json:
         print_json({"store": str(store.root)})
     else:
@@ -69,6 +78,20 @@ def _directory_from_store_option(ctx: typer.Context, directory: Path | None) -> 
     raise UsageError(
         "init takes the project folder, not --store: memctl init DIR creates DIR/.memory."
     )
+
+
+def _refuse_nested(folder: Path) -> None:
+    """A store inside a project that has one hides the project's from every command run below
+    it: say so, unless --nested asks for exactly that."""
+    from memctl.service.init import enclosing_store
+
+    outer = enclosing_store(folder)
+    if outer is not None:
+        raise UsageError(
+            f"This folder is inside the project of {outer}, which commands run here already "
+            "read; a store here would hide it. Use that one, or run memctl init --nested to "
+            "keep a separate store for this folder."
+        )
 
 
 def _init_user(as_json: bool, multilingual: bool = False) -> None:

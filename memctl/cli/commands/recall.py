@@ -14,6 +14,7 @@ from memctl.cli.state import current_stores
 from memctl.config import Store
 from memctl.core.errors import UsageError
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.memory import after_title
 from memctl.core.recall_fields import (
     CLI,
     FLAG,
@@ -191,8 +192,9 @@ def answer_recall(
             table.add_column(column)
         for hit in hits:
             shown = focused_snippet(hit.snippet, query) if hit.snippet else snippet(hit.body)
-            # Why: a one-line memory's title is its body; printing both says it twice.
-            said = [] if " ".join(shown.split()) == " ".join(hit.title.split()) else [shown]
+            # Why: a derived title is the body's opening; printing both says it twice.
+            rest = shown if hit.snippet else snippet(after_title(hit.title, hit.body))
+            said = [rest] if rest else []
             lines = [f"[bold]{escape(hit.title)}[/]", *map(escape, said), *_status_lines(hit)]
             held = _gate(gates, hit).quarantine_reason(hit.memory)
             if held:

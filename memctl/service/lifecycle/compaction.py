@@ -26,7 +26,7 @@ from memctl.service.lifecycle.session import FoldReport, end_idle_sessions, trim
 from memctl.service.memories.add import build_memory
 from memctl.service.memories.lookup import list_memories
 from memctl.service.provenance import gate_for
-from memctl.store.files import path_for, write_memory
+from memctl.store.files import max_file_bytes, path_for, write_memory
 
 KNOWLEDGE_SYSTEM = (
     "You consolidate an AI agent's past episodes into one piece of reusable knowledge. Use only "
@@ -289,7 +289,7 @@ def _write_knowledge(
     # Why: a summary's words come from its episodes; it is no more trusted than the least.
     gate = gate_for(store)
     stamp_origin(memory, least_trusted(["agent", *(gate.origin(m) for m in members)]))
-    write_memory(path_for(store.root, memory), memory)
+    write_memory(path_for(store.root, memory), memory, max_file_bytes(store))
     return memory
 
 

@@ -145,7 +145,10 @@ def plan(
                 expires=parse_time(memory.expires),
                 access_count=stat.count if stat else 0,
                 last_access=stat.last_access if stat else None,
-                entered=entry.mtime,
+                # Why `updated`, not the file's time: a clone, a checkout or an editor's save
+                # sets every file's time to today, and nothing would ever age. memctl stamps
+                # `updated` when it writes or reinforces a memory (and an import when it arrives).
+                entered=parse_time(memory.updated),
             )
         )
     paths = {entry.memory.id: entry.relpath for entry in memories}

@@ -25,13 +25,13 @@ from memctl.core.errors import (
 )
 from memctl.core.frontmatter import render_memory
 from memctl.core.history import current_text
-from memctl.core.input_limits import check_input, check_utf8
+from memctl.core.input_limits import check_file_size, check_input, check_utf8
 from memctl.core.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
     MEMORY_TYPES,
     Memory,
-    first_line,
+    derived_title,
     new_id,
     now_iso,
 )
@@ -128,7 +128,7 @@ def build_memory(
     stamp = created or now_iso()
     return Memory(
         id=memory_id or new_id(),
-        title=(title or first_line(body)).strip(),
+        title=(title or derived_title(body)).strip(),
         type=type,
         tags=sorted({t.strip() for t in tags if t.strip()}),
         importance=DEFAULT_IMPORTANCE if importance is None else importance,
@@ -180,7 +180,7 @@ def add_memory(
         return result
     memory = unused_id(store, memory)
     path = path_for(store.root, memory)
-    write_memory(path, memory)
+    write_memory(path, memory, max_file_bytes(store))
     if sync:
         later(lambda: sync_index(store))
     return AddResult(memory=memory, path=path, redacted=redacted)
@@ -377,7 +377,7 @@ def unused_id(store: Store, memory: Memory) -> Memory:
 def write_new(store: Store, memory: Memory) -> AddResult:
     memory = unused_id(store, memory)
     path = path_for(store.root, memory)
-    write_memory(path, memory)
+    write_memory(path, memory, max_file_bytes(store))
     return AddResult(memory=memory, path=path, written=[path])
 
 
@@ -407,8 +407,9 @@ def rewrite_memory(
                 planned, action = change(fresh)  # Why: someone wrote it since; redo on theirs.
                 seen, seen_raw = fresh, fresh_raw
             planned.version = fresh.version + 1
+            data = check_file_size(render_memory(planned), limit)
             # Why compare-and-swap: a hand edit holds no lock; it must never be overwritten.
-            if replace_if_unchanged(store.root / relpath, render_memory(planned), fresh_raw):
+            if replace_if_unchanged(store.root / relpath, data, fresh_raw):
                 return store.root / relpath, planned, action
     raise MemctlError(
         f"{store.root / relpath}: it kept changing while memctl merged into it; nothing was "

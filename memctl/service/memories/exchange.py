@@ -18,7 +18,7 @@ from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
 from memctl.core.frontmatter import front_matter_dict
 from memctl.core.input_limits import InputRefused
-from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, slugify
+from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, now_iso
 from memctl.core.provenance import ORIGIN_KEY, UNTRUSTED, check_origin, make_origin, trust_of
 from memctl.service.memories.add import AddResult, build_memory, check_fields
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
@@ -263,8 +263,13 @@ def import_file(
         pending = _read_jsonl(text, path)
     else:
         pending = _read_agent_file(text, path, fmt)
+    arrived = now_iso()
     for item in pending:
         _set_import_origin(item, path, keep_origin)
+        if not item.fields.get("memory_id") and not item.fields.get("updated"):
+            # Why: notes dated 2023 that arrive today had no chance to be recalled here yet;
+            # decay ages a memory from its `updated` when that is later than `created`.
+            item.fields["updated"] = arrived
 
     _check_limits(store, pending, path)
     result = ImportResult(path, fmt)
@@ -316,10 +321,26 @@ def _check_limits(store: Store, pending: list[_Pending], path: Path) -> None:
     for item in pending:
         try:
             check_fields(store, item.text, item.fields)
+            _check_file_bytes(store, item)
         except InputRefused as exc:
             problems.append(InvalidMemoryFile(path, item.line, str(exc)))
     if problems:
         raise ImportRefused(problems)
+
+
+def _check_file_bytes(store: Store, item: _Pending) -> None:
+    """The file the item would make, every derived field included, fits the reader's limit."""
+    from memctl.core.frontmatter import render_memory
+    from memctl.core.input_limits import check_file_size
+    from memctl.store.files import max_file_bytes
+
+    try:
+        memory = build_memory(item.text, **item.fields)
+    except InputRefused:
+        raise
+    except MemctlError:
+        return  # Why: a bad field is reported with its line where the item is written
+    check_file_size(render_memory(memory), max_file_bytes(store), "The item")
 
 
 def _accepted_items(
@@ -452,9 +473,8 @@ def _read_agent_file(text: str, path: Path, fmt: str) -> list[_Pending]:
     for item in items:
         fields: dict[str, Any] = {
             "type": item.type,
-            "title": item.title,
             "source": "external_data",
-            "tags": [slugify(item.heading, 32)] if item.heading else [],
+            "tags": [agent_files.heading_tag(item.heading)] if item.heading else [],
             "extra": {"imported_from": f"{path.name}:{item.line}", **extra},
         }
         pending.append(_Pending(item.line, item.text, fields))

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
-from memctl.core.ids import is_safe_id
+from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound, UsageError
+from memctl.core.ids import ID_RULE, is_safe_id
 from memctl.core.memory import Memory
 from memctl.service.lifecycle.decaying import log_paths, scan_memories
 from memctl.service.memories.add import locks_dir
@@ -47,6 +47,7 @@ from memctl.store.forget_journal import (
 )
 from memctl.store.git import run_git
 from memctl.store.index import Manifest
+from memctl.store.ledger import LEDGER_NAME
 from memctl.store.task_state import TASK_FILENAME
 
 GIT_TIMEOUT_S = 10
@@ -112,6 +113,11 @@ def plan_forget(store: Store, ids: list[str]) -> ForgetPlan:
     ]
     results = []
     for memory_id in ids:
+        if not is_safe_id(memory_id):  # Why: `forget .state` must not match state file names
+            raise UsageError(
+                f"'{memory_id[:100]}' is not a memory id (an id must {ID_RULE}); "
+                "`memctl list` shows them."
+            )
         paths = paths_with_id(store.root, memory_id, files, max_file_bytes(store))
         indexed = any(e.id == memory_id for m in manifests for e in m.files.values())
         if not paths and not indexed and not _leftovers(store, memory_id):
@@ -172,6 +178,7 @@ def _carry_out(store: Store, results: list[ForgetResult], rewrite_ids: list[str]
     doomed = {r.id for r in results}
     retitled = _rewrite_derived(store, rewrite_ids, doomed, results)
     _remove_files(store, results)
+    _refresh_anchor_table(store)
     _purge_index(store, doomed | set(retitled))
     drop_access(store.state_dir, sorted(doomed))
     forget_provenance(store, sorted(doomed))
@@ -297,11 +304,23 @@ def _remove_locks(store: Store, ids: set[str]) -> None:
             lock_path(locks_dir(store), memory_id).unlink(missing_ok=True)
 
 
+def _refresh_anchor_table(store: Store) -> None:
+    """The anchor table (a cache of ids, anchors and titles) rebuilt without the removed files."""
+    from memctl.service.retrieval.anchor_table import anchor_entries
+
+    try:
+        anchor_entries(store)
+    except OSError:
+        pass  # a cache: the next read rebuilds it
+
+
 def _leftovers(store: Store, memory_id: str) -> bool:
-    """Traces of a memory whose file is gone (an earlier forget that did not finish)."""
+    """Traces of a memory whose file is gone (an earlier forget that did not finish). The
+    ledger's usage lines (ids and counts, no text) are kept by design and do not count: a
+    second forget of the same id is an unknown id, not a success."""
     if is_safe_id(memory_id) and lock_path(locks_dir(store), memory_id).exists():
         return True
-    return bool(_state_mentions(store, memory_id))
+    return any(not p.name.startswith(LEDGER_NAME) for p in _state_mentions(store, memory_id))
 
 
 def _scrub_archive_log(store: Store, ids: set[str], retitled: dict[str, str]) -> None:

@@ -10,15 +10,16 @@ are left out; everything is cut to a token budget.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.anchors import command_matches, path_matches, staleness
+from memctl.core.anchors import command_matches, path_matches
+from memctl.core.history import agent_body
 from memctl.core.hook_blocks import BlockItem, fit_block
 from memctl.core.tokens import estimate_tokens
-from memctl.service.anchoring import code_tree, project_of
+from memctl.service.anchoring import GitRenames, code_tree, project_of
 from memctl.service.retrieval.anchor_table import AnchorEntry, anchor_entries
 from memctl.service.retrieval.hits import hit_json, memory_date
 from memctl.store.files import max_file_bytes
@@ -136,6 +137,7 @@ def action_recall(stores: Stores, request: ActionRequest) -> ActionResult:
     paths = relative_paths(root, request.paths)
     words = set(_WORD.findall(request.text)) | set(_WORD.findall(" ".join(request.commands)))
     tree = None
+    renames = GitRenames(stores[0][1])
     anchored: list[ActionItem] = []
     stale: list[ActionItem] = []
     taken: set[str] = set(request.exclude)
@@ -146,10 +148,15 @@ def action_recall(stores: Stores, request: ActionRequest) -> ActionResult:
             if not usable(entry, project, request.include_private):
                 continue
             via = _anchor_reason(entry, paths, request.commands, words)
+            if not via and paths and entry.anchors.paths:
+                tree = tree or code_tree(stores[0][1])
+                if not set(entry.anchors.paths) <= tree.file_list():  # a file git may have moved
+                    moved = replace(entry, anchors=renames.carry(entry.anchors))
+                    via = _anchor_reason(moved, paths, request.commands, words)
             if not via:
                 continue
             tree = tree or code_tree(stores[0][1])
-            why = staleness(entry.anchors, tree.file_list(), tree.symbol_present)
+            why = renames.staleness(entry.anchors, tree)
             item = _item(store, label, entry, via, why.reason() if why else "")
             if item is None:
                 continue
@@ -182,7 +189,7 @@ def _item(store: Store, label: str, entry: AnchorEntry, via: str, why: str) -> A
         entry.id,
         entry.title,
         entry.type,
-        memory.body,
+        agent_body(memory.body),
         label,
         via,
         why,
@@ -235,7 +242,7 @@ def _matches(
                 hit.id,
                 hit.title,
                 hit.type,
-                hit.body,
+                agent_body(hit.body),
                 store_label,
                 "match",
                 "",

@@ -19,11 +19,12 @@ from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
 from memctl.core.federation import interleave_by_rank
 from memctl.core.fence import fence, neutralise, note_label
+from memctl.core.history import agent_body
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
 from memctl.core.task import TaskState, render_task
-from memctl.core.text import clip
+from memctl.core.text import clip, counted
 from memctl.service.privacy import shares_private, visible
 from memctl.service.provenance import Gate, gate_for, injectable
 from memctl.store.files import max_file_bytes, read_memory
@@ -74,7 +75,7 @@ class ContextResult:
 def flatten_body(body: str) -> str:
     """A memory body on one line: section names as labels, list items joined, sources dropped."""
     pieces = []
-    for name, text in markdown_sections(body).items():
+    for name, text in markdown_sections(agent_body(body)).items():
         if not text or name == "Sources":
             continue
         lines = [line.strip().lstrip("-*").strip() for line in text.splitlines() if line.strip()]
@@ -94,7 +95,7 @@ def _empty_text(held: int, query: str | None) -> str:
         return "_Nothing to recall yet._"
     if query is None:
         return (
-            f"_No task or session to recall for; the store holds {held} memories, found by "
+            f"_No task or session to recall for; the store holds {counted(held, 'memory', 'memories')}, found by "
             "topic: `memctl recall QUERY`._"
         )
     return "_Nothing in memory is relevant to this._"
@@ -308,7 +309,7 @@ def _memory_part(rank: int, item: Recalled) -> Part:
         f"via {', '.join(origins)}{mine})"
     )
     title = neutralise(memory.display_title)
-    body = flatten_body(neutralise(memory.body))
+    body = flatten_body(neutralise(agent_body(memory.body)))
     if body.startswith(title.rstrip("…").rstrip()):
         # A memory without its own title: its text is the headline.
         levels = [f"- {clip(body, 700)} {about}", f"- {clip(body, 160)} {about}", ""]
@@ -319,11 +320,13 @@ def _memory_part(rank: int, item: Recalled) -> Part:
             if body
             else [head, ""]
         )
-    return Part("memories", levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
+    # Why apart: a recent episode found by no query is not "relevant", only recent.
+    section = "recent" if origins == ["recent"] else "memories"
+    return Part(section, levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
 
 
 def _fact_part(rank: int, memory: Memory, gate: Gate, store: str | None = None) -> Part:
-    text = flatten_body(neutralise(memory.body)) or neutralise(memory.display_title)
+    text = flatten_body(neutralise(agent_body(memory.body))) or neutralise(memory.display_title)
     mine = ", user store" if store == "user" else ""
     label = note_label(gate.origin(memory), _day(memory))
     line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g}, {label}{mine})"
@@ -419,6 +422,7 @@ def _build_context(
         ("task", "Current task"),
         ("session", f"Session {session_id}"),
         ("memories", "Relevant memories"),
+        ("recent", "Recent sessions"),
         ("facts", "Preferences and profile"),
     ]
     shares = plain(settings.split)
