@@ -60,13 +60,16 @@ def injected(store, query: str) -> dict[str, str]:
     from memctl.cli.commands.recall import hits_markdown
     from memctl.service.provenance import gate_for
     from memctl.service.retrieval.context import agent_context
-    from memctl.service.retrieval.federated import federated_recall
     from memctl.service.retrieval.indexing import sync_index
+    from memctl.service.retrieval.use_case import RecallRequest, recall
 
     sync_index(store)
     start = HookPayload(event="SessionStart", session_id="s-new", source="startup")
     prompt = HookPayload(event="UserPromptSubmit", session_id="s-new", prompt=query)
-    hits = federated_recall([("project", store)], query, k=10, min_relevance=0.0)
+    only = [("project", store)]
+    hits = recall(
+        RecallRequest(store, query, k=10, min_relevance=0.0, stores=only, sync=False)
+    ).hits
     return {
         "session-start": session_start_context(store, start),
         "prompt": prompt_context(store, prompt),
