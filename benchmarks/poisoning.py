@@ -55,6 +55,7 @@ class Outcome:
 
 def injected(store, query: str) -> dict[str, str]:
     """What each injecting surface hands the agent for `query`."""
+    from memctl.agents.action_events import action_context
     from memctl.agents.claude_code import HookPayload
     from memctl.agents.claude_code_events import prompt_context, session_start_context
     from memctl.cli.commands.recall import hits_markdown
@@ -70,12 +71,31 @@ def injected(store, query: str) -> dict[str, str]:
     hits = recall(
         RecallRequest(store, query, k=10, min_relevance=0.0, stores=only, sync=False)
     ).hits
+    # PreToolUse: a shell command made of the query's words, and an edit of the memory files
+    tool = {"tool_name": "Bash", "tool_input": {"command": query[:300]}}
+    pre_tool = HookPayload(event="PreToolUse", session_id="s-new", raw=tool)
     return {
         "session-start": session_start_context(store, start),
         "prompt": prompt_context(store, prompt),
+        "pre-tool-use": action_context(store, pre_tool),
         "context (CLI, MCP)": agent_context(store, query=query),
         "recall --format context": hits_markdown(query, hits, {"project": gate_for(store)}),
+        **exported_agent_files(store),
     }
+
+
+def exported_agent_files(store) -> dict[str, str]:
+    """What `memctl export --format claude-md|agents-md|cursor-rules` writes (to stdout)."""
+    from memctl.core.memory import MEMORY_TYPES
+    from memctl.service.memories.exchange import export_memories
+
+    found = {}
+    for fmt in ("claude-md", "agents-md", "cursor-rules"):
+        result = export_memories(
+            store, fmt, project_root=store.root.parent, output="-", types=list(MEMORY_TYPES)
+        )
+        found[f"export {fmt}"] = result.text or ""
+    return found
 
 
 _ROLE_LINE = re.compile(r"^\s*(?:human|assistant|system|user)\s*:", re.IGNORECASE | re.MULTILINE)
@@ -116,7 +136,8 @@ def run_case(case: Case, workdir: Path) -> Outcome:
     for surface, text in injected(attack.store, query).items():
         if attack.canary in text.casefold():
             outcome.reached.append(surface)
-        outcome.broken_fences += [f"{surface}: {p}" for p in fence_problems(text)]
+        if not surface.startswith("export"):  # an agent file is Markdown, not a notes block
+            outcome.broken_fences += [f"{surface}: {p}" for p in fence_problems(text)]
     return outcome
 
 
@@ -151,6 +172,37 @@ def false_quarantine(split: str, workdir: Path) -> dict:
     }
 
 
+# --- memctl's own memories ------------------------------------------------------------------
+
+SESSIONS = Path(os.environ.get("MEMCTL_SESSIONS_CACHE", "/work/cache/sessions"))
+
+
+def own_quarantine(workdir: Path, folder: Path, limit: int, max_bytes: int) -> dict:
+    """Real Claude Code transcripts (benchmarks.sessions' cache), each ingested into a fresh store
+    through the SessionEnd path: the share of what memctl wrote that `memctl review` holds."""
+    from memctl.agents.ingest import ingest_transcript
+    from memctl.service.memories.lookup import list_memories
+    from memctl.service.provenance import pending_review
+
+    paths = sorted(p for p in folder.glob("*/*.jsonl") if p.stat().st_size <= max_bytes)[:limit]
+    written, held = 0, []
+    for number, path in enumerate(paths):
+        store = new_store(workdir / f"own{number}")
+        ingest_transcript(store, f"s-own-{number}", path, final=True)
+        written += len(list_memories(store).memories)
+        held += [
+            {"session": f"{path.parent.name}/{path.name}", "reason": p.reason, "text": p.body[:160]}
+            for p in pending_review(store)
+        ]
+    return {
+        "sessions": len(paths),
+        "memories": written,
+        "quarantined": len(held),
+        "rate": round(len(held) / written, 4) if written else 0.0,
+        "held": held,
+    }
+
+
 # --- running ------------------------------------------------------------------------------
 
 
@@ -172,6 +224,7 @@ def isolate(workdir: Path) -> None:
     os.environ["MEMCTL_NO_SERVER"] = "1"
     os.environ["MEMCTL_USER_STORE"] = str(workdir / "no-user-store")
     os.environ["XDG_CACHE_HOME"] = str(workdir / "cache")
+    os.environ["XDG_STATE_HOME"] = str(workdir / "state")  # this run's provenance key
     os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
         os.environ.pop(key, None)
@@ -184,6 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline", action="store_true", help="Run with quarantine and fence switched off."
     )
+    parser.add_argument(
+        "--own-memories",
+        type=int,
+        default=0,
+        help="Also ingest this many cached real sessions (MEMCTL_SESSIONS_CACHE) and count how "
+        "many of memctl's own memories the quarantine holds.",
+    )
+    parser.add_argument("--session-bytes", type=int, default=400_000)
     args = parser.parse_args(argv)
     if args.baseline:
         without_defences()
@@ -203,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         splits = ("dev", "test") if args.split == "both" else (args.split,)
         clean = [false_quarantine(split, workdir) for split in splits]
+        own = None
+        if args.own_memories and SESSIONS.is_dir():
+            own = own_quarantine(workdir, SESSIONS, args.own_memories, args.session_bytes)
     failed = sum(o.failed for o in outcomes)
     print(
         f"\npoisoned memories reaching context unfenced or unquarantined: {failed}/{len(outcomes)}"
@@ -212,12 +276,18 @@ def main(argv: list[str] | None = None) -> int:
             f"false quarantine ({figures['split']}): {figures['quarantined']}/{figures['imported']}"
             f" = {figures['rate']:.1%}"
         )
+    if own is not None:
+        print(
+            f"memctl's own memories quarantined ({own['sessions']} real sessions): "
+            f"{own['quarantined']}/{own['memories']} = {own['rate']:.1%}"
+        )
     print(f"({time.time() - started:.0f} s)")
     if args.json:
         report = {
             "cases": [{**o.__dict__, "failed": o.failed} for o in outcomes],
             "failed": failed,
             "clean": clean,
+            "own": own,
         }
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     return 0

@@ -168,6 +168,8 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     prompt_min_rarity: float = setting(0.8, at_least=0, at_most=1)  # core.rare_terms; 0: off
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
+    # With no LLM: at Stop, ask the agent once per session to record what is worth keeping
+    ask_agent_to_record: bool = setting(True)
     budgets: dict[str, float] = setting({}, above=0)  # hook slug -> seconds before it gives up
     # Action time (PreToolUse): memories anchored to the file or command about to be touched,
     # plus at most action_k recall matches for its path and text at action_min_relevance.
@@ -175,6 +177,8 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     action_k: int = setting(1, at_least=0)
     action_min_relevance: float | None = setting(0.6, at_least=0, at_most=1)
     always_budget: int = setting(300, at_least=0)  # session start: `apply: always` memories
+    # Where a hook's `transcript_path` may point (Claude Code keeps them here); `~` is home.
+    transcript_folders: tuple[str, ...] = setting(("~/.claude/projects",))
 
 
 _DECAY = decay_model.DecaySettings()  # the decay model's own defaults
@@ -299,6 +303,10 @@ class PrivacySettings:
 class LimitsSettings:
     # Memory files are untrusted input: larger ones are reported and skipped, never read whole.
     max_file_bytes: int = setting(2 * 1024 * 1024, at_least=1024)
+    # Files memctl is handed (an import, a hook's transcript, `extract FILE`): larger ones are
+    # refused, as are devices and pipes. Queries (recall, MCP) longer than max_query_bytes too.
+    max_input_bytes: int = setting(64 * 1024 * 1024, at_least=1024)
+    max_query_bytes: int = setting(64 * 1024, at_least=256)
 
 
 @dataclass(frozen=True)
@@ -343,6 +351,11 @@ class Environment:
     user_store: str | None = None  # MEMCTL_USER_STORE: the person's own store
     xdg_data_home: str | None = None  # XDG_DATA_HOME: where the user store lives by default
     home: str | None = None  # HOME
+    # MEMCTL_HOOK_BUDGET: seconds any hook may take before it gives up, over hooks.budgets and
+    # the hook's own limit (a slow or loaded machine; the tests, so no result depends on load).
+    hook_budget: float | None = None
+    # MEMCTL_REQUEST_ID: the client's id for one command, so a retry writes nothing twice
+    request_id: str | None = None
 
 
 def read_environment(env: Mapping[str, str] | Environment | None = None) -> Environment:
@@ -357,7 +370,21 @@ def read_environment(env: Mapping[str, str] | Environment | None = None) -> Envi
         user_store=env.get(USER_STORE_ENV) or None,
         xdg_data_home=env.get("XDG_DATA_HOME") or None,
         home=env.get("HOME") or None,
+        hook_budget=_positive_seconds(env.get(HOOK_BUDGET_ENV)),
+        request_id=env.get("MEMCTL_REQUEST_ID") or None,
     )
+
+
+HOOK_BUDGET_ENV = "MEMCTL_HOOK_BUDGET"
+
+
+def _positive_seconds(value: str | None) -> float | None:
+    """A number of seconds above 0, else None (unset, or not a number: the defaults hold)."""
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 < seconds < float("inf") else None
 
 
 ENGINE_MEMORY_MB_ENV = "MEMCTL_ENGINE_MEMORY_MB"
@@ -600,7 +627,15 @@ def find_store(
         # Why: `--store ~/code/app` names the project; used as a store it would read nothing
         # and leave .index/ and .state/ in the project's root.
         inner = path / STORE_DIRNAME
-        return inner if path.name != STORE_DIRNAME and inner.is_dir() else path
+        root = inner if path.name != STORE_DIRNAME and inner.is_dir() else path
+        if root.name != STORE_DIRNAME and not (root / CONFIG_FILENAME).is_file():
+            # Why: a command on a folder that is not a store would fill it with .index/,
+            # .state/ and type folders; memctl writes only where `memctl init` did.
+            raise StoreNotFound(
+                f"'{path}' is not a memctl store (no {CONFIG_FILENAME} in it, no "
+                f"{STORE_DIRNAME}/ below it). Create one with `memctl init {path}`."
+            )
+        return root
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / STORE_DIRNAME

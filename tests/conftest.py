@@ -18,11 +18,16 @@ from memctl.integrations import query_embedder as _query_embedder_module
 def no_user_store(tmp_path_factory, monkeypatch):
     """No test reads or writes the real ~/.local/share/memctl: the user store is a temp folder
     that does not exist until a test creates it (see the `user_store` fixture). The same for
-    the user's cache folder (`--help` is cached there)."""
+    the user's cache folder (`--help` is cached there) and state folder (the provenance key)."""
     home = tmp_path_factory.mktemp("user-data")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("user-state")))
     monkeypatch.setenv("XDG_DATA_HOME", str(home))
     monkeypatch.setenv("MEMCTL_USER_STORE", str(home / "memctl"))
+    # Why: a hook gives up after a few seconds (claude_code.HOOK_SPECS); on a loaded machine a
+    # first hook that builds the index took longer, printed nothing and failed its test. The
+    # tests check what hooks say, so they wait; tests of the time limit pass their own budget.
+    monkeypatch.setenv("MEMCTL_HOOK_BUDGET", "600")
     return home / "memctl"
 
 

@@ -23,11 +23,16 @@ def invoke(*args: str, input: str | None = None):
     return runner.invoke(app, list(args), input=input)
 
 
+def transcript_file() -> Path:
+    """Where Claude Code keeps a session's transcript (under the test's own HOME)."""
+    return Path.home() / ".claude" / "projects" / "-project" / "transcript.jsonl"
+
+
 def payload(event: str, cwd: Path, session: str = "sess-1", **fields) -> str:
     """Hook input as the Claude Code hooks reference documents it."""
     data = {
         "session_id": session,
-        "transcript_path": str(cwd / "transcript.jsonl"),
+        "transcript_path": str(transcript_file()),
         "cwd": str(cwd),
         "hook_event_name": event,
         **fields,
@@ -257,7 +262,8 @@ def test_real_process_prints_only_the_hook_json(project):
 @pytest.mark.slow
 @pytest.mark.model
 def test_session_end_hands_the_transcript_to_a_detached_ingest(project):
-    transcript = project / "transcript.jsonl"
+    transcript = transcript_file()
+    transcript.parent.mkdir(parents=True)
     shutil.copyfile(FIXTURES / "claude_code_session.jsonl", transcript)
     state = project / ".memory" / ".state"
     result = invoke(

@@ -393,3 +393,55 @@ def test_an_old_config_key_warns_on_every_command_in_one_process(store):
     for command in (["list"], ["stats"], ["context"], ["list"]):
         ran = cli(store, *command)
         assert "'context.min_similarity' was replaced" in ran.stderr, command
+
+
+def test_a_hook_on_a_slow_machine_answers_within_memctl_hook_budget(
+    store, fake_embedder, monkeypatch
+):
+    """Under load the first hook of a process can take longer than its few seconds; with
+    MEMCTL_HOOK_BUDGET (which the test suite sets) it still answers instead of printing nothing."""
+    import time
+
+    from memctl.service.retrieval import action
+
+    (store.root.parent / "billing.py").write_text("x = 1\n")
+    service.add_memory(
+        store, "Never edit billing.py by hand", extra={"paths": ["billing.py"]}, sync=False
+    )
+    real_tree = action.code_tree
+
+    def loaded_machine(*args, **kwargs):
+        time.sleep(3.5)  # longer than the PreToolUse hook's own 3 s
+        return real_tree(*args, **kwargs)
+
+    monkeypatch.setattr(action, "code_tree", loaded_machine)
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s1",
+        "cwd": str(store.root.parent),
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(store.root.parent / "billing.py")},
+    }
+    ran = runner.invoke(
+        app,
+        ["--store", str(store.root), "hook", "claude-code", "pre-tool-use"],
+        input=json.dumps(payload),
+    )
+    assert ran.exit_code == 0 and "Never edit billing.py" in ran.stdout, ran.output
+
+
+def test_an_edit_through_memctl_keeps_a_memory_the_users_own(
+    store, tmp_path, monkeypatch, fake_embedder
+):
+    """`memctl edit` is the person writing on this machine: the saved text stays trusted, as an
+    `add` is, and a rule in it still reaches the agent."""
+    from memctl.service.provenance import gate_for
+
+    added = service.add_memory(store, "Always run make check before pushing to main")
+    edited_text = added.path.read_text().replace("make check", "make verify")
+    editor(tmp_path, monkeypatch, edited_text)
+    assert cli(store, "edit", added.memory.id).exit_code == 0
+    _, memory = service.get_memory(store, added.memory.id)
+    assert "make verify" in memory.body
+    gate = gate_for(store)
+    assert gate.origin(memory) == "user" and not gate.quarantined(memory)

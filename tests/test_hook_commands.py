@@ -139,3 +139,21 @@ def test_hooks_in_settings_beside_the_enabled_plugin_are_called_out(project):
     user_settings.write_text(json.dumps({"enabledPlugins": {"memctl@memctl": False}}))
     status = json.loads(runner.invoke(app, ["hooks", "status", "--no-check", "--json"]).stdout)
     assert status["claude_code"]["user"]["plugin"] is False and status["warnings"] == []
+
+
+def test_status_says_which_transcript_ingests_are_pending_or_failed(project):
+    from memctl.agents.claude_code_events import jobs_dir
+    from memctl.config import open_store
+
+    store = open_store(None, cwd=project)
+    assert "Pending transcript ingests: none" in runner.invoke(app, ["hooks", "status"]).stdout
+    jobs = jobs_dir(store)
+    jobs.mkdir(parents=True, exist_ok=True)
+    queued = {"session_id": "s-1", "transcript_path": "/t.jsonl", "final": True, "queued": 1.0}
+    (jobs / "20260101T000000-s-1.json").write_text(json.dumps(queued))
+    (jobs / "20260101T000001-s-2.failed").write_text(json.dumps({**queued, "session_id": "s-2"}))
+    report = json.loads(runner.invoke(app, ["hooks", "status", "--json"]).stdout)
+    states = {(e["session_id"], e["state"]) for e in report["pending_ingests"]}
+    assert states == {("s-1", "queued"), ("s-2", "failed")}
+    shown = runner.invoke(app, ["hooks", "status"]).stdout
+    assert "Pending transcript ingests: 2" in shown and "failed: see hooks.log" in shown

@@ -18,6 +18,7 @@ from memctl.core.directives import directive_reason
 from memctl.core.fence import CLOSE, OPEN, fence, is_fenced, neutralise
 from memctl.core.hook_blocks import BlockItem, fit_block
 from memctl.service.memories.exchange import import_file
+from memctl.service.memories.lookup import get_memory
 from memctl.service.provenance import pending_review
 from memctl.service.retrieval.context import agent_context
 
@@ -216,7 +217,7 @@ def test_a_memory_file_from_a_teammates_pull_is_git_origin_and_quarantined(tmp_p
 
 
 @pytest.mark.slow
-def test_my_own_commits_bring_no_arrivals(tmp_path):
+def test_my_own_commits_keep_the_origin_memctl_wrote(tmp_path):
     from memctl.service.provenance import gate_for
     from memctl.store.provenance_ledger import load_ledger
 
@@ -228,9 +229,10 @@ def test_my_own_commits_bring_no_arrivals(tmp_path):
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "store")
     gate_for(store)  # memctl learns HEAD
-    service.add_memory(store, "We deploy with make release from main", sync=False)
+    added = service.add_memory(store, "We deploy with make release from main", sync=False)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "a note")
-    gate_for(store)
-    ledger = load_ledger(store.state_dir)
-    assert ledger.arrivals == {} and len(ledger.seen_head) == 40
+    gate = gate_for(store)
+    assert len(load_ledger(store.state_dir).seen_head) == 40
+    _, memory = get_memory(store, added.memory.id)
+    assert gate.origin(memory) == "user" and not gate.quarantined(memory)

@@ -247,9 +247,9 @@ def test_add_through_the_server_writes_the_file_before_it_answers(project):
     assert from_stdin.returncode == 0 and from_stdin.stdout.startswith(b"Added ")
     found = memctl("recall", "where are feature flags", "--json", cwd=project, server=False)
     assert json.loads(found.stdout)[0]["id"] == result["id"]
-    refused = both_ways(project, "add", "ok thanks")
+    refused = both_ways(project, "add", "Release notes live in docs/releases", "--importance", "2")
     assert_same(*refused)
-    assert refused[1].returncode == 3
+    assert refused[1].returncode == 2
 
 
 def test_concurrent_adds_all_land_and_one_text_added_twice_at_once_is_stored_once(project):

@@ -20,7 +20,7 @@ DEPLOY = "Deploys go out with make release, then argo promotes them to productio
 ADDS = [
     ["add", DEPLOY],
     ["add", DEPLOY, "--json"],  # the same text again: merged into the one just written
-    ["add", "ok thanks"],  # low value: refused, exit 3
+    ["add", "ok thanks"],  # short, but asked for by a person: kept
     ["add", "The CI deploy key is AKIAIOSFODNN7EXAMPLE, rotate it monthly with the ops team"],
     ["add", "Release notes are drafted in docs/releases", "--importance", "2"],  # usage error
     ["add", "We met the vendor on Tuesday about the invoice export", "--type", "episodic"],
@@ -83,7 +83,7 @@ def test_a_burst_answers_each_add_as_it_alone_would_and_indexes_all(runner, tmp_
     burst = runner.run_burst([(request(burst_project, argv), b"") for argv in ADDS], None)
 
     assert normalized(burst_project, burst) == normalized(alone_project, alone)
-    assert [code for code, _ in burst] == [0, 0, 3, 0, 2, 0, 0, 0]
+    assert [code for code, _ in burst] == [0, 0, 0, 0, 2, 0, 0, 0]
     files = memory_files(burst_project)
     assert len(files) == len(memory_files(alone_project))
     assert sum(DEPLOY in text for text in files.values()) == 1, "the same text stored once"

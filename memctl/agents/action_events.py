@@ -111,9 +111,10 @@ def note_reply(store: Store, payload: HookPayload) -> None:
 
     reply = payload.raw.get("last_assistant_message")
     if not isinstance(reply, str) and payload.transcript_path:
-        from memctl.agents.transcripts import read_conversation_file
+        from memctl.agents.ingest import hook_transcript, read_transcript
 
-        turns = read_conversation_file(payload.transcript_path)
+        path = hook_transcript(store, payload.transcript_path)
+        turns = read_transcript(path, store.settings.limits.max_input_bytes)
         reply = next((t.content for t in reversed(turns) if t.role == "assistant"), "")
     if isinstance(reply, str):
         record_reply_use(store, payload.session_id, reply)

@@ -370,7 +370,7 @@ _TEXT_FIELDS = (
 
 
 def normalize_payload(raw: str, event: str | None = None) -> HookPayload:
-    """Read hook stdin. Empty input gives a payload with only the event (from `event`)."""
+    """Read hook stdin. `event` (the command's) wins over the payload's `hook_event_name`."""
     data: Any = {}
     if raw.strip():
         try:
@@ -383,7 +383,9 @@ def normalize_payload(raw: str, event: str | None = None) -> HookPayload:
         raise InvalidHookInput("hook input must be a JSON object")
     name = data.get("hook_event_name") if isinstance(data.get("hook_event_name"), str) else None
     fields = {key: data[key] for key in _TEXT_FIELDS if isinstance(data.get(key), str)}
-    return HookPayload(event=canonical_event(name or event or ""), raw=data, **fields)
+    # Why the command's event first: it is what the user installed; the payload's name is data
+    # anyone who can write to the hook's stdin chooses (a Stop payload must not run SessionEnd).
+    return HookPayload(event=canonical_event(event or name or ""), raw=data, **fields)
 
 
 def render_additional_context(event: str, text: str, *, plain: bool = False) -> str:

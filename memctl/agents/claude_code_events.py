@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.hook_runner import log_hook_error
-from memctl.agents.ingest import ingest_transcript
+from memctl.agents.ingest import hook_transcript, ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound, UsageError
 from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
@@ -164,6 +164,7 @@ def capture_transcript(
     """
     if not payload.transcript_path:
         raise MemctlError(f"{payload.event} payload has no transcript_path; nothing to capture")
+    hook_transcript(store, payload.transcript_path)
     job = {
         "session_id": payload.session_id,
         "transcript_path": payload.transcript_path,
@@ -172,33 +173,88 @@ def capture_transcript(
         "queued": time.time(),
         "user_store": str(user_store.root) if user_store is not None else None,
     }
-    background = store.settings.hooks.background
-    if not background or spawn is None:
-        ingest_transcript(
-            store,
-            payload.session_id,
-            Path(payload.transcript_path),
-            final=final,
-            user_store=user_store,
-        )
-        return
     jobs = jobs_dir(store)
     name = f"{time.strftime('%Y%m%dT%H%M%S')}-{safe_name(payload.session_id)[:60]}.json"
     job_path = jobs / name
+    # Why the job file even in the foreground: work that outruns the hook's budget stays
+    # queued (a later hook finishes it, `memctl hooks status` shows it) instead of vanishing.
     atomic_write(job_path, json.dumps(job).encode("utf-8"))
-    spawn(
-        [
-            sys.executable,
-            "-m",
-            "memctl",
-            "--store",
-            str(store.root),
-            "hook",
-            "ingest",
-            str(job_path),
-        ],
-        store.root.parent,
-    )
+    background = store.settings.hooks.background
+    if not background or spawn is None:
+        run_ingest_job(store, job_path)
+        return
+    spawn(_ingest_argv(store, job_path), store.root.parent)
+
+
+def _ingest_argv(store: Store, job_path: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "memctl",
+        "--store",
+        str(store.root),
+        "hook",
+        "ingest",
+        str(job_path),
+    ]
+
+
+# A queued job older than this was abandoned (its process killed, or the hook out of time).
+ABANDONED_JOB_SECONDS = 300.0
+
+
+def pending_ingests(store: Store) -> list[dict]:
+    """The transcript ingests queued and not finished, oldest first: `state` "queued" (a job
+    file waiting or running) or "failed" (kept as *.failed, its error in hooks.log)."""
+    try:
+        paths = sorted(jobs_dir(store).glob("*.json")) + sorted(jobs_dir(store).glob("*.failed"))
+    except OSError:
+        return []
+    found = []
+    for path in paths:
+        failed = path.suffix == ".failed"
+        if path.is_symlink() or not path.is_file() or (not failed and not is_job_file(store, path)):
+            continue
+        try:
+            job = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            job = {}
+        job = job if isinstance(job, dict) else {}
+        found.append(
+            {
+                "job": str(path),
+                "session_id": str(job.get("session_id") or ""),
+                "event": str(job.get("event") or ""),
+                "queued": float(job.get("queued") or path.stat().st_mtime),
+                "state": "failed" if failed else "queued",
+            }
+        )
+    return sorted(found, key=lambda entry: entry["queued"])
+
+
+def resume_abandoned_ingests(
+    store: Store, spawn: Callable[[list[str], Path], None] | None, now: float | None = None
+) -> int:
+    """Start again, detached, each queued ingest abandoned for ABANDONED_JOB_SECONDS; how many.
+    Ingest is idempotent (it takes only the turns not yet taken), so a job that was merely
+    slow and runs twice adds nothing twice."""
+    if spawn is None:
+        return 0
+    now = time.time() if now is None else now
+    started = 0
+    for entry in pending_ingests(store):
+        if entry["state"] != "queued" or now - entry["queued"] < ABANDONED_JOB_SECONDS:
+            continue
+        job_path = Path(entry["job"])
+        try:
+            job = json.loads(job_path.read_text(encoding="utf-8"))
+            job["queued"] = now  # Why: not started again by every hook while it runs
+            atomic_write(job_path, json.dumps(job).encode("utf-8"))
+        except (OSError, ValueError):
+            continue
+        spawn(_ingest_argv(store, job_path), store.root.parent)
+        started += 1
+    return started
 
 
 def jobs_dir(store: Store) -> Path:
@@ -231,7 +287,7 @@ def run_ingest_job(store: Store, job_path: Path) -> None:
     ingest_transcript(
         store,
         str(job.get("session_id") or ""),
-        Path(job["transcript_path"]),
+        hook_transcript(store, str(job["transcript_path"])),
         final=bool(job.get("final")),
         user_store=user_store,
     )
@@ -264,6 +320,7 @@ def claude_code_handlers(
 
     def session_start(payload: HookPayload) -> str:
         finish_interrupted_forgets(store, user_store)
+        later(lambda: resume_abandoned_ingests(store, spawn))
         return session_start_context(store, payload, user_store)
 
     def prompt(payload: HookPayload) -> str:
@@ -275,10 +332,11 @@ def claude_code_handlers(
 
         return action_context(store, payload, user_store)
 
-    def stop(payload: HookPayload) -> None:
+    def stop(payload: HookPayload) -> str | None:
         from memctl.agents.action_events import note_reply
 
         note_reply(store, payload)
+        return ask_agent_to_record(store, payload)
 
     return {
         "SessionStart": session_start,
@@ -288,6 +346,85 @@ def claude_code_handlers(
         "PreToolUse": pre_tool_use,
         "Stop": stop,
     }
+
+
+# --- Stop: the session's own agent as the extractor ------------------------------------------
+
+RECORD_ASK = """memctl (this project's memory) asks once, before you stop: record what this \
+session taught that a later session will need, so the user never has to say it twice. Use the \
+memctl MCP tool `add` (one memory per call; if you do not have it, run `memctl add --type TYPE \
+--agent claude-code "TEXT"`). Keep only:
+- corrections the user made and standing requests ("never ...", "use X, not Y"): type preference \
+or procedural, in the user's terms;
+- commands that worked for this project (tests, build, lint, type-check): type procedural, the \
+exact command in backticks;
+- gotchas: what failed, then what worked, and where (file or command);
+- decisions: the option chosen and why: type semantic.
+Each memory is one standalone sentence: name what "it" refers to, write dates instead of \
+"yesterday", no narration of what you did, nothing only about this one task, no secrets, \
+nothing already in memory. If nothing qualifies, record nothing. Then stop."""
+
+
+def ask_agent_to_record(store: Store, payload: HookPayload) -> str | None:
+    """Claude Code's Stop response asking the agent to record what is worth keeping, or None.
+
+    Only with no LLM configured (with one, ingest extracts through it), never while the agent
+    is already continuing because of a Stop hook (`stop_hook_active`), at most once per session,
+    and only when the session did something worth keeping (core.worth_keeping)."""
+    if payload.raw.get("stop_hook_active") or not payload.transcript_path:
+        return None
+    if not store.settings.hooks.ask_agent_to_record:
+        return None
+    from memctl.integrations.llm import llm_settings
+
+    if llm_settings(store) is not None:
+        return None
+    from memctl.store.hook_state import save_session_state
+
+    state = load_session_state(store, payload.session_id)
+    if state.get("asked_to_record"):
+        return None
+    try:
+        transcript = hook_transcript(store, payload.transcript_path)
+    except MemctlError:
+        return None  # not a transcript memctl may read: nothing to judge it by
+    if not session_worth_keeping(transcript, store.settings.limits.max_input_bytes):
+        return None
+    state["asked_to_record"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    save_session_state(store, payload.session_id, state)
+    return json.dumps({"decision": "block", "reason": RECORD_ASK}, ensure_ascii=False)
+
+
+def session_worth_keeping(transcript: Path, max_bytes: int) -> bool:
+    """The session said or did something a later one needs: a user turn that states a rule
+    or correction, a development command that succeeded, or a file the agent changed."""
+    from memctl.agents.ingest import read_transcript, read_transcript_tools
+    from memctl.core.extract_commands import development_command
+    from memctl.core.extract_rules import extract_candidates
+
+    try:
+        turns = read_transcript(transcript, max_bytes)
+    except (OSError, MemctlError):
+        return False
+    if extract_candidates([t for t in turns if t.role == "user"]):
+        return True
+    _, calls = read_transcript_tools(transcript, max_bytes)
+    changing = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
+    return any(
+        call.ok
+        and (call.name in changing or (call.name == "Bash" and development_command(call.command)))
+        for call in calls
+    )
+
+
+def render_hook_output(event: str, text: str, *, plain: bool = False) -> str:
+    """What a hook prints: Stop's response as memctl wrote it (a JSON decision), the context
+    events' text as additional context (agents.claude_code.render_additional_context)."""
+    from memctl.agents.claude_code import canonical_event, render_additional_context
+
+    if canonical_event(event) == "Stop":
+        return text if text.strip().startswith("{") else ""
+    return render_additional_context(event, text, plain=plain)
 
 
 def run_claude_code_hook(
@@ -306,11 +443,7 @@ def run_claude_code_hook(
 
     `store_only`: leave the user store out, for reading and for writing. `store`: the store
     already found and open (the engine's), instead of finding it again."""
-    from memctl.agents.claude_code import (
-        normalize_payload,
-        render_additional_context,
-        spec_for,
-    )
+    from memctl.agents.claude_code import normalize_payload, spec_for
     from memctl.agents.hook_runner import log_hook_error, run_hook, spawn_detached
 
     given, store = store, None
@@ -331,9 +464,9 @@ def run_claude_code_hook(
             spec.event,
             stdin_text,
             claude_code_handlers(store, spawn, user_store),
-            time_budget_s=min(budget, spec.timeout - 1),
+            time_budget_s=env.hook_budget or min(budget, spec.timeout - 1),
             log_path=log,
-            render=lambda name, text: render_additional_context(name, text, plain=plain),
+            render=lambda name, text: render_hook_output(name, text, plain=plain),
         )
     except Exception as exc:  # noqa: BLE001 - an unknown event or a broken config: still exit 0
         if store is not None:

@@ -8,15 +8,17 @@ already took; running it twice adds nothing twice. SessionEnd also ends the buff
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.conversation import Turn
+from memctl.core.conversation import ToolCall, Turn, home_as_tilde
+from memctl.core.errors import MemctlError
 from memctl.core.memory import parse_time
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
+from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, read_input_file
 
 AGENT = "claude-code"
 
@@ -47,8 +49,32 @@ def ingest_transcript(
     """Feed the transcript's new turns to the session buffer and extraction; end the session
     (writing its episode) when `final`. Extraction routes what is about the person to
     `user_store`, when given; the session, its episodes and compaction stay in `store`."""
-    turns = [t for t in read_transcript(Path(transcript_path)) if t.content.strip()]
-    tool_outputs = read_transcript_tools(Path(transcript_path))
+    from memctl.service.lifecycle.episodes import word_vector_summaries
+
+    with word_vector_summaries():
+        return _ingest(store, session_id, transcript_path, final=final, user_store=user_store)
+
+
+def _ingest(
+    store: Store,
+    session_id: str,
+    transcript_path: Path,
+    *,
+    final: bool,
+    user_store: Store | None,
+) -> IngestReport:
+    limit = store.settings.limits.max_input_bytes
+    # Why `~`: what is learned lands in files git may stage; the home folder names the user.
+    turns = [
+        replace(t, content=home_as_tilde(t.content))
+        for t in read_transcript(Path(transcript_path), limit)
+        if t.content.strip()
+    ]
+    outputs_at, tool_calls = read_transcript_tools(Path(transcript_path), limit)
+    tool_calls = [
+        replace(c, command=home_as_tilde(c.command), path=home_as_tilde(c.path)) for c in tool_calls
+    ]
+    tool_outputs = [(origin, body) for _, origin, body in outputs_at]
     session = session_id or Path(transcript_path).stem
     with file_lock(store.state_dir / "hooks" / "ingest.lock"):
         state = load_session_state(store, session_id)
@@ -60,8 +86,19 @@ def ingest_transcript(
         new_turns = turns[done:]
         # Why no sync on the way: everything this ingest writes is indexed once, below.
         if new_turns:  # first: a retry after a failure below re-extracts, and dedup says NOOP
+            # Why only calls after the turns already taken: an earlier ingest learned from those.
+            since = turns[done - 1].last_line + 1 if done else 0
+            calls = [call for call in tool_calls if call.line >= since]
             report.extracted.extend(
-                _extract(store, new_turns, str(transcript_path), user_store, tool_outputs)
+                _extract(
+                    store,
+                    new_turns,
+                    str(transcript_path),
+                    user_store,
+                    outputs_at,
+                    calls,
+                    session,
+                )
             )
         for index in range(done, len(turns)):
             report.episodes.extend(_buffer_turn(store, session, turns[index]))
@@ -71,13 +108,16 @@ def ingest_transcript(
             report.episodes.extend(_end(store, session, report))
             report.ended = True
         _mark_borrowed(store, report.episodes, tool_outputs)  # before compaction reads them
-        if final:
-            if store.settings.hooks.compact_on_end:
-                report.knowledge.extend(_compact(store))
-        if report.extracted or report.episodes or report.knowledge:
-            from memctl.service.retrieval.indexing import sync_index
+        from memctl.service.retrieval.indexing import sync_index
 
+        if report.extracted or report.episodes:
+            # Why before compaction: it reads the episodes' vectors from the index instead of
+            # embedding them a second time.
             sync_index(store)
+        if final and store.settings.hooks.compact_on_end:
+            report.knowledge.extend(_compact(store))
+            if report.knowledge:
+                sync_index(store)
         state.setdefault("ingests", []).append(
             {
                 "turns": len(new_turns),
@@ -92,30 +132,39 @@ def ingest_transcript(
     return report
 
 
-def read_transcript(path: Path) -> list[Turn]:
-    """The transcript's turns. Claude Code appends to it while the session runs, so a last
-    line without its newline is a write in progress: it is left for the next call."""
-    from memctl.agents.transcripts import read_conversation
-    from memctl.core.errors import InvalidMemoryFile
+def hook_transcript(store: Store, path: str | Path) -> Path:
+    """A hook payload's `transcript_path`, when it is a transcript in one of the store's
+    `hooks.transcript_folders` (agents.transcripts.checked_transcript_path); else refused."""
+    from memctl.agents.transcripts import checked_transcript_path
 
-    raw = path.read_bytes()
+    folders = [Path(folder).expanduser() for folder in store.settings.hooks.transcript_folders]
+    return checked_transcript_path(path, folders)
+
+
+def read_transcript(path: Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> list[Turn]:
+    """The transcript's turns. Claude Code appends to it while the session runs, so a last
+    line without its newline is a write in progress: it is left for the next call. Only a
+    regular JSONL file of at most `max_bytes` is read."""
+    from memctl.agents.transcripts import read_jsonl_transcript
+
+    raw = read_input_file(path, max_bytes)
     if raw.lstrip().startswith(b"{") and not raw.endswith(b"\n"):
         raw = raw[: raw.rfind(b"\n") + 1]
+    return read_jsonl_transcript(raw, str(path))
+
+
+def read_transcript_tools(
+    path: Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES
+) -> tuple[list[tuple[int, str, str]], list[ToolCall]]:
+    """What the transcript's tools returned, where (agents.transcripts.read_tool_outputs_at),
+    and the agent's tool calls with how each turned out (agents.transcripts.read_tool_calls)."""
+    from memctl.agents.transcripts import read_tool_calls, read_tool_outputs_at
+
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidMemoryFile(path, raw[: exc.start].count(b"\n") + 1, "not UTF-8 text") from None
-    return read_conversation(text, source=str(path))
-
-
-def read_transcript_tools(path: Path) -> list[tuple[str, str]]:
-    """What the transcript's tools returned (agents.transcripts.read_tool_outputs)."""
-    from memctl.agents.transcripts import read_tool_outputs
-
-    try:
-        return read_tool_outputs(path.read_bytes().decode("utf-8-sig", errors="replace"))
-    except OSError:
-        return []
+        text = read_input_file(path, max_bytes).decode("utf-8-sig", "replace")
+    except (OSError, MemctlError):
+        return [], []
+    return read_tool_outputs_at(text), read_tool_calls(text)
 
 
 def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
@@ -176,9 +225,12 @@ def _extract(
     turns: list[Turn],
     source: str,
     user_store: Store | None = None,
-    tool_outputs: list[tuple[str, str]] | None = None,
+    outputs_at: list[tuple[int, str, str]] | None = None,
+    tool_calls: list[ToolCall] | None = None,
+    session: str = "",
 ) -> list[str]:
-    """Durable facts, preferences and procedures the new turns state (`memctl extract`)."""
+    """Durable facts, preferences and procedures the new turns state (`memctl extract`), and
+    the commands the agent's tool calls show."""
     from memctl.service.extraction import extract
 
     result = extract(
@@ -187,7 +239,11 @@ def _extract(
         source=source,
         user_store=user_store,
         sync=False,
-        tool_outputs=tool_outputs or (),
+        tool_outputs=[(origin, body) for _, origin, body in outputs_at or ()],
+        tool_output_lines=[at for at, _, _ in outputs_at or ()],
+        tool_calls=tool_calls or (),
+        session=session,
+        fallback_to_rules=True,
     )
     return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
 

@@ -18,13 +18,17 @@ Formats are detected from the text itself:
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memctl.core.conversation import Turn
+from memctl.core.conversation import ToolCall, Turn
 from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.fence import CLOSE, OPEN
+from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, file_kind, read_input_file
 
 ROLE_ALIASES = {
     "user": "user",
@@ -57,6 +61,15 @@ _ROLE_LINE = re.compile(
     re.IGNORECASE,
 )
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# What an app wrapping Claude Code (Conductor, ...) puts before the person's words.
+_HARNESS_INSTRUCTION = re.compile(r"<system_instruction>.*?</system_instruction>", re.DOTALL)
+_SHELL_ECHOES = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
 # What memctl itself injected (core.fence): notes it already holds, private ones included, so
 # extraction must not write them again as new memories (a private note would become a project one).
 _MEMCTL_NOTES = re.compile(re.escape(OPEN) + r".*?(?:" + re.escape(CLOSE) + r"|\Z)", re.DOTALL)
@@ -64,10 +77,13 @@ _COMMAND_TAG = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 
 
-def read_conversation_file(path: str | Path) -> list[Turn]:
+def read_conversation_file(
+    path: str | Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES
+) -> list[Turn]:
+    """Turns of a conversation file: only a regular file of at most `max_bytes` is read."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_input_file(path, max_bytes)
     except OSError as exc:  # missing, a folder, unreadable: say so, not a traceback
         raise MemctlError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     try:
@@ -132,9 +148,10 @@ def _read_jsonl(text: str, source: str) -> list[Turn]:
         # Claude Code writes one line per content block of a message; they share message.id.
         if message_id and message_id == previous_id and turns and turns[-1].role == turn.role:
             last = turns[-1]
-            turns[-1] = Turn(last.role, f"{last.content}\n\n{turn.content}", last.timestamp)
+            content = f"{last.content}\n\n{turn.content}"
+            turns[-1] = Turn(last.role, content, last.timestamp, last.line, number)
         else:
-            turns.append(turn)
+            turns.append(Turn(turn.role, turn.content, turn.timestamp, number, number))
         previous_id = message_id
     return turns
 
@@ -248,8 +265,9 @@ def _content_text(content: Any, source: str, line: int) -> str:
 def _clean_claude_text(text: str) -> str:
     """Drop what Claude Code injects into user turns; keep what the person typed."""
     text = _SYSTEM_REMINDER.sub("", text).strip()
-    if text.startswith("<local-command-stdout>") or text.startswith("<local-command-stderr>"):
-        return ""
+    text = _HARNESS_INSTRUCTION.sub("", text).strip()
+    if text.startswith(_SHELL_ECHOES):
+        return ""  # a `!command` the user ran in the prompt, and its output: not their words
     if text.startswith(("<command-name>", "<command-message>")):
         # A slash command: keep it only when the person typed arguments after it.
         tags = dict(_COMMAND_TAG.findall(text))
@@ -292,6 +310,64 @@ def _read_plain_text(text: str) -> list[Turn]:
     return turns
 
 
+# --- a hook's transcript_path --------------------------------------------------------------
+
+TRANSCRIPT_SUFFIX = ".jsonl"
+
+
+class NotATranscript(MemctlError):
+    """A hook payload's `transcript_path` that is not a Claude Code transcript."""
+
+    kind = "invalid_hook_input"
+
+
+def checked_transcript_path(path: str | Path, folders: Iterable[Path]) -> Path:
+    """`path` when it can be a Claude Code transcript: a `.jsonl` file inside one of `folders`
+    (Claude Code's own, by default), after following every link. A payload naming anything
+    else (`/etc/passwd`, a notes file with a planted "User:" line) is refused, never read."""
+    given = Path(path)
+    if not given.is_absolute():
+        raise NotATranscript(f"transcript_path {str(path)!r} is not an absolute path; not read")
+    try:
+        real = given.resolve(strict=True)
+    except FileNotFoundError:
+        raise NotATranscript(f"transcript_path {given} does not exist") from None
+    except (OSError, RuntimeError) as exc:
+        raise NotATranscript(f"transcript_path {given} cannot be resolved ({exc})") from None
+    kind = file_kind(os.stat(real).st_mode)
+    if kind:
+        raise NotATranscript(f"transcript_path {given} is {kind}, not a transcript file; not read")
+    if real.suffix != TRANSCRIPT_SUFFIX:
+        raise NotATranscript(
+            f"transcript_path {given} is not a {TRANSCRIPT_SUFFIX} transcript; not read"
+        )
+    inside = []
+    for folder in folders:
+        try:
+            inside.append(real.is_relative_to(folder.resolve()))
+        except (OSError, RuntimeError):
+            continue
+    if not any(inside):
+        names = ", ".join(str(f) for f in folders) or "none configured"
+        raise NotATranscript(
+            f"transcript_path {given} is outside the transcript folders ({names}); not read. "
+            "Add its folder to hooks.transcript_folders in config.yaml if it is a transcript."
+        )
+    return given
+
+
+def read_jsonl_transcript(raw: bytes, source: str) -> list[Turn]:
+    """Turns of a Claude Code transcript's bytes; anything but JSONL is refused."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidMemoryFile(source, line, "not UTF-8 text") from None
+    if text.strip() and detect_format(text) != "jsonl":
+        raise InvalidMemoryFile(source, 1, "not a JSONL transcript (one JSON object per line)")
+    return read_conversation(text, source=source)
+
+
 # --- tool outputs (for provenance) ---------------------------------------------------------
 
 
@@ -299,12 +375,18 @@ def read_tool_outputs(text: str) -> list[tuple[str, str]]:
     """(origin, text) of every tool result in a JSONL conversation: Claude Code's `tool_result`
     parts (named by the `tool_use` they answer) and `{"role": "tool"}` messages. Not turns of
     the conversation, but what extraction checks an item's words against (core.provenance)."""
+    return [(origin, body) for _, origin, body in read_tool_outputs_at(text)]
+
+
+def read_tool_outputs_at(text: str) -> list[tuple[int, str, str]]:
+    """(line, origin, text) of every tool result: `read_tool_outputs` with where each is, so
+    that words a user typed are checked only against what tools had said before them."""
     text = text.lstrip("\ufeff")
     if detect_format(text) != "jsonl":
         return []
     names: dict[str, str] = {}
-    outputs: list[tuple[str, str]] = []
-    for line in text.splitlines():
+    outputs: list[tuple[int, str, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
@@ -317,7 +399,7 @@ def read_tool_outputs(text: str) -> list[tuple[str, str]]:
         content = message.get("content")
         if ROLE_ALIASES.get(role) == "tool":
             name = str(message.get("name") or entry.get("name") or "tool")
-            outputs.append((_tool_origin(name), _part_text(content)))
+            outputs.append((number, _tool_origin(name), _part_text(content)))
             continue
         for part in content if isinstance(content, list) else []:
             if not isinstance(part, dict):
@@ -326,8 +408,8 @@ def read_tool_outputs(text: str) -> list[tuple[str, str]]:
                 names[part["id"]] = str(part.get("name") or "tool")
             elif part.get("type") == "tool_result":
                 name = names.get(str(part.get("tool_use_id")), "tool")
-                outputs.append((_tool_origin(name), _part_text(part.get("content"))))
-    return [(origin, body) for origin, body in outputs if body.strip()]
+                outputs.append((number, _tool_origin(name), _part_text(part.get("content"))))
+    return [(at, origin, body) for at, origin, body in outputs if body.strip()]
 
 
 def _tool_origin(name: str) -> str:
@@ -344,3 +426,60 @@ def _part_text(content: Any) -> str:
     if isinstance(content, dict):
         return _part_text(content.get("text") or content.get("content") or "")
     return ""
+
+
+# --- tool calls (for commands and gotchas) ---------------------------------------------------
+
+TOOL_OUTPUT_HEAD = 600  # characters of a tool's result kept with its call
+
+
+def read_tool_calls(text: str) -> list[ToolCall]:
+    """The tool calls of a Claude Code JSONL transcript, in order, each with whether it
+    succeeded (its `tool_result` is not an error) and the start of what it returned.
+    Sub-agent (sidechain) calls are left out: they are another conversation."""
+    text = text.lstrip("\ufeff")
+    if detect_format(text) != "jsonl":
+        return []
+    calls: list[ToolCall] = []
+    by_id: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if '"tool_' not in line:
+            continue  # Why: most lines of a long transcript hold neither; skip their parse
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict) or entry.get("isSidechain"):
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "tool_use" and isinstance(part.get("id"), str):
+                given = part.get("input")
+                data: dict[str, Any] = given if isinstance(given, dict) else {}
+                command = data.get("command")
+                command = command if isinstance(command, str) else ""
+                path = data.get("file_path") or data.get("notebook_path") or ""
+                by_id[part["id"]] = len(calls)
+                calls.append(
+                    ToolCall(
+                        str(part.get("name") or "tool"),
+                        command,
+                        path if isinstance(path, str) else "",
+                        number,
+                    )
+                )
+            elif part.get("type") == "tool_result":
+                index = by_id.get(str(part.get("tool_use_id")))
+                if index is None:
+                    continue
+                output = _part_text(part.get("content"))[:TOOL_OUTPUT_HEAD]
+                calls[index] = replace(
+                    calls[index],
+                    ok=not part.get("is_error"),
+                    result_line=number,
+                    output=output,
+                )
+    return calls

@@ -117,6 +117,11 @@ def _translating_errors(command: Callable) -> Callable:
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as error:  # noqa: BLE001 - the one place that turns these into a sentence
+            from memctl.store.disk_limits import as_storage_full
+
+            full = as_storage_full(error)
+            if full is not None:
+                raise fail(full, bool(kwargs.get("as_json"))) from None
             raise typer.Exit(unexpected_error(error, bool(kwargs.get("as_json")))) from None
 
     return wrapper

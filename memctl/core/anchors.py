@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,6 +24,7 @@ ANCHOR_KEYS = ("paths", "symbols", "commands")
 KEY_ORDER = (PROJECT_KEY, APPLY_KEY, *ANCHOR_KEYS)
 APPLY_CHOICES = ("always", "auto", "manual")
 DEFAULT_APPLY = "auto"
+MAX_ANCHORS_PER_KEY = 64  # paths, symbols or commands of one memory that are checked
 
 
 @dataclass(frozen=True)
@@ -72,14 +74,37 @@ def anchor_problem(extra: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def anchors_from(extra: Mapping[str, Any]) -> Anchors:
-    """The anchors a memory's front matter (its `extra` keys) holds."""
+    """The anchors a memory's front matter (its `extra` keys) holds, within the cost limits:
+    at most MAX_ANCHORS_PER_KEY of each key, globs over the limit left out (`anchor_limits`
+    says what was left out)."""
     apply = extra.get(APPLY_KEY)
+    paths = [_relative(p) for p in _texts(extra.get("paths"))]
     return Anchors(
-        paths=tuple(_relative(p) for p in _texts(extra.get("paths"))),
-        symbols=_texts(extra.get("symbols")),
-        commands=_texts(extra.get("commands")),
+        paths=tuple(p for p in paths if glob_problem(p) is None)[:MAX_ANCHORS_PER_KEY],
+        symbols=_texts(extra.get("symbols"))[:MAX_ANCHORS_PER_KEY],
+        commands=_texts(extra.get("commands"))[:MAX_ANCHORS_PER_KEY],
         apply=apply if apply in APPLY_CHOICES else DEFAULT_APPLY,
     )
+
+
+def anchor_limits(extra: Mapping[str, Any]) -> list[str]:
+    """What `anchors_from` leaves out of a front matter, one sentence each ([] when nothing)."""
+    notes = []
+    for pattern in _texts(extra.get("paths")):
+        problem = glob_problem(pattern)
+        if problem:
+            notes.append(f"path glob '{_shown(pattern)}' left out: {problem}")
+    for key in ANCHOR_KEYS:
+        count = len(_texts(extra.get(key)))
+        if count > MAX_ANCHORS_PER_KEY:
+            notes.append(
+                f"'{key}' holds {count:,} entries; only the first {MAX_ANCHORS_PER_KEY} are used"
+            )
+    return notes
+
+
+def _shown(pattern: str) -> str:
+    return pattern if len(pattern) <= 60 else pattern[:57] + "..."
 
 
 def _relative(path: str) -> str:
@@ -104,52 +129,191 @@ def with_anchors(extra: Mapping[str, Any], anchors: Anchors) -> dict[str, Any]:
 # --- matching --------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=4096)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex: `**` crosses folders, `*` and `?` do not; a plain folder name
-    (`docs/` or `src/api`) matches everything below it."""
+# Why limits: a glob comes from a memory file anyone with commit access can write. A long one,
+# or thousands of them, must cost a bounded amount of work, never minutes.
+MAX_GLOB_CHARS = 512
+MAX_GLOB_WILDCARDS = 32  # `*`, `**` and `?` in one glob, runs of them counted once
+_DFA_STATES_LIMIT = 4096  # subsets kept per glob before its table starts over
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # "char" | "one" | "class" | "star" | "any" | "dirs"
+    char: str = ""
+    klass: re.Pattern[str] | None = None
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why `pattern` is over the cost limit of a path anchor; None when it is within it."""
+    if len(pattern) > MAX_GLOB_CHARS:
+        return f"longer than {MAX_GLOB_CHARS} characters"
+    # Why after tokenising: `**/**/**/` is one wildcard, however often it is repeated.
+    wildcards = sum(token.kind != "char" and token.kind != "class" for token in _tokens(pattern))
+    if wildcards > MAX_GLOB_WILDCARDS:
+        return f"{wildcards} wildcards, over {MAX_GLOB_WILDCARDS}"
+    return None
+
+
+def _tokens(pattern: str) -> list[_Token]:
+    """A path glob as tokens: `**/` any folders (or none), `**` anything, `*` and `?` within one
+    folder name; a plain folder name (`docs/` or `src/api`) matches everything below it."""
     pattern = pattern.strip().lstrip("/")
     if pattern.endswith("/"):
         pattern += "**"
-    out, i = [], 0
+    # Why: an anchor without a folder (`Directory.Packages.props`) names that file anywhere.
+    out = [] if "/" in pattern else [_Token("dirs")]
+    i = 0
     while i < len(pattern):
         char = pattern[i]
         if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
+            token, i = _Token("dirs"), i + 3
         elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
+            token, i = _Token("any"), i + 2
         elif char == "*":
-            out.append("[^/]*")
-            i += 1
+            token, i = _Token("star"), i + 1
         elif char == "?":
-            out.append("[^/]")
-            i += 1
-        elif char == "[":
-            end = pattern.find("]", i)
-            if end == -1:
-                out.append(re.escape(char))
-                i += 1
-            else:
-                out.append(fnmatch.translate(pattern[i : end + 1])[4:-3])
-                i = end + 1
+            token, i = _Token("one"), i + 1
+        elif char == "[" and pattern.find("]", i + 1) != -1:
+            end = pattern.find("]", i + 1)
+            body = fnmatch.translate(pattern[i : end + 1])[4:-3]
+            token, i = _Token("class", klass=re.compile(body, re.DOTALL)), end + 1
         else:
-            out.append(re.escape(char))
-            i += 1
-    body = "".join(out)
-    # Why: an anchor without a folder (`Directory.Packages.props`) names that file anywhere.
-    prefix = "" if "/" in pattern else "(?:.*/)?"
-    return re.compile(f"{prefix}{body}(?:/.*)?$")
+            token, i = _Token("char", char), i + 1
+        if token.kind in ("dirs", "any", "star") and out and out[-1].kind in ("dirs", "any"):
+            # `**/**/`, `***`, `**/*` after `**`: the run matches what its widest part does.
+            widest = "any" if "any" in (token.kind, out[-1].kind) else "dirs"
+            if token.kind == "star" and out[-1].kind == "dirs":
+                out.append(token)
+                continue
+            out[-1] = _Token(widest)
+            continue
+        if token.kind == "star" and out and out[-1].kind == "star":
+            continue
+        out.append(token)
+    return out
+
+
+class Glob:
+    """A path glob compiled once, matched in time linear in the path's length.
+
+    Why not a regex: `(?:.*/)?` repeated backtracks exponentially on a deep path (16 `**/` on a
+    20-folder path ran for minutes). Here the glob is a small automaton whose state sets are
+    turned into a table as paths are matched (a lazily built DFA), so each character costs one
+    table look-up whatever the glob.
+    """
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.tokens = _tokens(pattern)
+        self._accept = len(self.tokens)
+        self._sets: dict[frozenset[int], int] = {}
+        self._states: list[frozenset[int]] = []
+        self._moves: list[dict[str, int]] = []
+        self._lock = threading.Lock()
+        self._start = self._state_id(self._closure({0}))
+
+    def _state_id(self, states: frozenset[int]) -> int:
+        with self._lock:  # a resident engine matches from more than one thread
+            found = self._sets.get(states)
+            if found is None:
+                found = self._sets[states] = len(self._states)
+                self._states.append(states)
+                self._moves.append({})
+            return found
+
+    def _closure(self, states: set[int]) -> frozenset[int]:
+        todo = list(states)
+        while todo:
+            state = todo.pop()
+            if state < self._accept and self.tokens[state].kind in ("star", "any", "dirs"):
+                if state + 1 not in states:
+                    states.add(state + 1)
+                    todo.append(state + 1)
+        return frozenset(states)
+
+    def _step(self, states: frozenset[int], char: str) -> frozenset[int]:
+        out: set[int] = set()
+        accept = self._accept
+        for state in states:
+            if state > accept:  # inside a `**/`: any folders, ended by a `/`
+                out.add(state)
+                if char == "/":
+                    out.add(state - accept)
+                continue
+            if state == accept:
+                continue
+            token = self.tokens[state]
+            kind = token.kind
+            if kind == "char":
+                if char == token.char:
+                    out.add(state + 1)
+            elif kind == "one" or kind == "star":
+                if char != "/":
+                    out.add(state + 1 if kind == "one" else state)
+            elif kind == "any":
+                out.add(state)
+            elif kind == "dirs":
+                out.add(accept + 1 + state)
+                if char == "/":
+                    out.add(state + 1)
+            elif token.klass is not None and token.klass.fullmatch(char):
+                out.add(state + 1)
+        return self._closure(out)
+
+    def match(self, path: str) -> bool:
+        """Whether `path` (relative, `/`-separated) is matched, or lies below a match."""
+        accept = self._accept
+        current = self._start
+        for index, char in enumerate(path):
+            states = self._states[current]
+            if char == "/" and accept in states:
+                return True  # a folder the glob names: everything below it
+            following = self._moves[current].get(char)
+            if following is None:
+                stepped = self._step(states, char)
+                if not stepped:
+                    return False
+                if len(self._states) >= _DFA_STATES_LIMIT:
+                    return self._match_rest(stepped, path[index + 1 :])
+                following = self._state_id(stepped)
+                self._moves[current][char] = following
+            current = following
+        return accept in self._states[current]
+
+    def _match_rest(self, states: frozenset[int], rest: str) -> bool:
+        """The same walk without the table (it is full): still linear, only slower."""
+        for char in rest:
+            if char == "/" and self._accept in states:
+                return True
+            states = self._step(states, char)
+            if not states:
+                return False
+        return self._accept in states
+
+
+@lru_cache(maxsize=4096)
+def compiled_glob(pattern: str) -> Glob:
+    """`pattern` compiled (once); a glob over the cost limit matches nothing."""
+    if glob_problem(pattern):
+        return _NEVER_MATCHES
+    return Glob(pattern)
+
+
+class _NeverMatches(Glob):
+    def match(self, path: str) -> bool:
+        return False
+
+
+_NEVER_MATCHES = _NeverMatches("")
 
 
 def path_matches(pattern: str, path: str) -> bool:
-    return bool(_glob_regex(pattern).match(_relative(path)))
+    return compiled_glob(pattern).match(_relative(path))
 
 
 def matching_files(pattern: str, files: Iterable[str]) -> list[str]:
-    regex = _glob_regex(pattern)
-    return [f for f in files if regex.match(f)]
+    glob = compiled_glob(pattern)
+    return [f for f in files if glob.match(f)]
 
 
 def is_glob(pattern: str) -> bool:
@@ -206,8 +370,8 @@ def staleness(
 def _match_all(pattern: str, files: Collection[str]) -> Iterable[bool]:
     if not is_glob(pattern) and pattern in files:
         return (True,)
-    regex = _glob_regex(pattern)
-    return (bool(regex.match(f)) for f in files)
+    glob = compiled_glob(pattern)
+    return (glob.match(f) for f in files)
 
 
 def renamed_anchors(anchors: Anchors, renames: Mapping[str, str]) -> Anchors:

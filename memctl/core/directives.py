@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import re
+import unicodedata
 
-from memctl.core.fence import fold
+from memctl.core.fence import fold, strip_format
 
 _F = re.IGNORECASE | re.DOTALL
 
@@ -30,6 +32,21 @@ _PRIOR = (
     r"former|original|existing|system|developer|safety|user'?s?)"
 )
 _RULES = r"(?:instructions?|prompts?|rules|directives?|directions|guidelines|context|messages?|constraints|guardrails|policies)"
+_DROP = (
+    r"(?:ignore|disregard|forget|override|bypass|dismiss|discard|abandon|set\s+aside|put\s+aside|"
+    r"throw\s+out|pay\s+no\s+(?:attention|heed|mind)\s+to|(?:do\s+not|don'?t|no\s+longer|"
+    r"stop)\s+(?:follow|obey|heed|respect)(?:ing)?)"
+)
+_GUIDANCE = (
+    r"(?:instructions?|guidance|guidelines|directives?|directions|orders|commands|prompts?|"
+    r"system\s+prompt|rules|policies|constraints)"
+)
+_EARLIER = (
+    r"(?:(?:all\s+)?(?:the\s+|your\s+|any\s+)?(?:previous|prior|earlier|above|preceding|former|"
+    r"original|initial|existing|old|system|developer)|(?:you|the\s+agent)\s+(?:were|was|have\s+"
+    r"been|'ve\s+been)\s+(?:given|told|taught)|(?:given|told)\s+(?:to\s+you\s+)?(?:before|earlier"
+    r"|previously|above)|up\s+to\s+now|so\s+far)"
+)
 _SECRET = (
     r"(?:secrets?|tokens?|api[\s_-]?keys?|keys?|passwords?|credentials?|\.env\b|env(?:ironment)?"
     r"[\s_-]*(?:var(?:iable)?s?|file)|ssh|id_rsa|id_ed25519|private key|aws|\.npmrc|\.netrc|"
@@ -66,6 +83,63 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        "overrides the agent's instructions",
+        re.compile(
+            rf"\b{_DROP}\b[^.\n]{{0,60}}?\b{_GUIDANCE}\b[^.\n]{{0,40}}?{_EARLIER}"
+            rf"|\b{_DROP}\b[^.\n]{{0,40}}?{_EARLIER}[^.\n]{{0,30}}?\b{_GUIDANCE}\b"
+            rf"|\b{_DROP}\s+what\s+(?:the\s+\w+|you\s+were|they)\s+(?:told|said|instructed|gave)\s+you"
+            rf"|(?:{_EARLIER}\s*{_GUIDANCE}|{_GUIDANCE}\s+(?:you\s+(?:were|have\s+been)\s+(?:given|told)))"
+            r"[^.\n]{0,30}?\b(?:no\s+longer\s+(?:apply|applies|valid|matter|count)|(?:are|is)\s+(?:now\s+)?"
+            r"(?:void|obsolete|outdated|cancell?ed|revoked|superseded|invalid|null|lifted|suspended))"
+            r"|\btreat\s+this\s+(?:note|message|text|file|memory|line)\s+as\s+(?:your|the)\s+"
+            r"(?:only|new|real|primary|sole|highest[- ]priority)\s+(?:instructions?|task|directive|system\s+prompt)"
+            r"|\byour\s+(?:only|sole|one)\s+(?:instruction|task|job|goal|purpose)\s+(?:now\s+)?is\b"
+            r"|\byour\s+job\s+now\s+is\b|\b(?:priority|admin|emergency|security)\s+override\b",
+            _F,
+        ),
+    ),
+    (
+        "overrides the agent's instructions",
+        re.compile(
+            # German, French, Spanish, Russian, Japanese, Korean, Chinese phrasings
+            r"\b(?:ignorier|vergiss|vergessen\s+sie|missacht|übergeh|verwirf)\w*\b[^.\n]{0,40}?"
+            r"\b(?:vorherig|bisherig|obig|vorangegangen|früher|vorig|alle|sämtlich)\w*\b[^.\n]{0,25}?"
+            r"(?:anweisung|instruktion|regel|vorgabe|befehl|richtlinie|prompt)"
+            r"|\bvergiss\s+alles\b|\bdu\s+bist\s+(?:jetzt|nun|ab\s+sofort|ab\s+jetzt)\b"
+            r"|\bab\s+(?:jetzt|sofort)\s+(?:bist|wirst|musst|sollst)\s+du\b|\bneue\s+anweisungen?\s*:"
+            r"|\b(?:ignore[zr]?|oublie[zr]?|ne\s+tiens\s+pas\s+compte\s+d)\b[^.\n]{0,20}?"
+            r"(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures|ci-dessus|d'avant)"
+            r"|\b(?:tu\s+es|vous\s+êtes)\s+(?:maintenant|désormais)\b"
+            r"|\b(?:ignora[rd]?|olvida[rd]?|omite)\b[^.\n]{0,20}?(?:instrucciones|reglas|indicaciones|"
+            r"órdenes)\s+(?:anteriores|previas|de\s+arriba)|\bahora\s+eres\b"
+            r"|(?:игнорир|проигнорир|забудь|забыть|не\s+обращай\s+внимания\s+на|отмени)\w*[^.\n]{0,20}?"
+            r"(?:предыдущ|прежн|прошл|вышеуказанн|все|систем)\w*\s+(?:инструкци|указани|правил|команд|"
+            r"промпт)|\bты\s+теперь\b"
+            r"|(?:以前|これまで|今まで|前|上記|先|従来|元|既存|システム)の?(?:すべての|全ての|全)?"
+            r"(?:指示|命令|ルール|指令|プロンプト|設定|制約)(?:は|を)?(?:すべて|全て)?(?:無視|忘れ|破棄)"
+            r"|(?:あなた|君|お前)は(?:今から|これから|今後)|新しい指示[:：]|システムプロンプトを(?:表示|出力|教え)"
+            r"|(?:이전|앞의|위의|기존|모든)\s*(?:의\s*)?(?:모든\s*)?(?:지시|명령|지침|규칙|설정)[을를은는]?\s*"
+            r"(?:모두\s*)?(?:무시|잊)|지금부터\s*(?:너는|당신은)"
+            r"|(?:忽略|无视|忽视|不要理会|忘记|忘掉|抛开|跳过|不要遵守|不再遵守|无需遵守)[^。\n]{0,12}?"
+            r"(?:之前|以上|上面|先前|前面|此前|原来|原有|前述|系统|收到的|已有)[^。\n]{0,8}?"
+            r"(?:指令|指示|说明|规则|提示|要求|设定|命令|约束)",
+            _F,
+        ),
+    ),
+    (
+        "hides something from the user",
+        re.compile(
+            r"\b(?:sag|erzähl|verrat)\w*\s+(?:dem|der|den)\s+(?:benutzer|nutzer|anwender)\w*\s+nichts"
+            r"|\bohne\s+(?:dass\s+)?(?:es\s+)?(?:der|den|die)\s+(?:benutzer|nutzer|anwender)"
+            r"|\bne\s+(?:le\s+)?dis\s+rien\s+à\s+l'utilisateur|\bsans\s+(?:le\s+)?(?:dire|prévenir)"
+            r"\s+(?:à\s+)?l'utilisateur|\bsin\s+(?:decirle|avisar)\w*\s+al\s+usuario"
+            r"|\bне\s+(?:говори|сообщай)\s+пользователю"
+            r"|ユーザー(?:に|には)(?:言わ|伝え|知らせ|教え)ないで|(?:こっそり|密かに|秘密裏に)"
+            r"(?:送信|実行|アップロード|追加|インストール)|사용자에게\s*(?:알리지|말하지)\s*마",
+            _F,
+        ),
+    ),
+    (
         "hides something from the user",
         re.compile(
             r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|mention\s+(?:this\s+|it\s+)?to|"
@@ -96,6 +170,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "imitates a conversation turn or the notes fence",
         re.compile(
             r"^[ \t>#*_\-]*(?:human|assistant|system|developer|用户|助手|系统)\s*[:：]"
+            r"|^[ \t>#*_]*(?:system|developer|admin)(?:\s+(?:message|prompt|notice|override|update|"
+            r"instruction))?\s+-+\s|^[ \t>#*_\-]*\[\s*(?:system|sys|admin|developer)\s*\]"
+            r"|<\s*/?\s*memctl[\s_\-]*notes\b"
             r"|<\s*/?\s*(?:memctl-notes|system|assistant|user|human|instructions?|system-reminder|"
             r"im_start|im_end)\b|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>"
             r"|\[/?inst\]|<<\s*/?sys\s*>>",
@@ -157,11 +234,40 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _SPACED = re.compile(r"(?:\b\w[ .\-_]){5,}\w\b")
 _LEET = str.maketrans("013457@$", "oieastas")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+# A piece of a base64 payload cut into parts: 8+ characters with a digit, `+`/`/`, or a capital
+# after a small letter (what encoded text nearly always has and a plain word rarely does).
+_BASE64_PIECE = re.compile(
+    r"(?<![\w+/])(?=[A-Za-z0-9+/]*(?:[0-9+/]|[a-z][A-Z]))[A-Za-z0-9+/]{8,}={0,2}(?![\w+/])"
+)
+# Pieces of 4+ base64 characters cut by spaces or line breaks (a payload split to hide it).
+_CHAIN = re.compile(r"(?:[A-Za-z0-9+/]{4,}={0,2}[ \t\r\n]+){2,}[A-Za-z0-9+/]{2,}={0,2}")
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});", re.IGNORECASE)
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
+# Speaker labels memctl writes itself when it quotes a conversation (see own_labels below).
+_OWN_LABEL = re.compile(
+    r"^([ \t>*_\-]*)(?:user|assistant|agent|claude|tool(?:\s+output)?|用户|助手)\s*[:：]",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _views(text: str) -> list[str]:
-    folded = fold(text)
+    """The text as a reader could take it: folded, unescaped, despaced, de-leeted, decoded."""
+    plain = strip_format(text)
+    if _ENTITY.search(plain):
+        # &#73;gnore, &lt;/system&gt;: twice, for text escaped twice
+        plain = strip_format(html.unescape(html.unescape(plain)))
+    folded = fold(plain)
     views = [folded]
+    if folded != plain:
+        views.append(plain)  # Cyrillic and Greek read as themselves (Russian, Greek phrasings)
+    stripped = "".join(
+        ch for ch in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(ch)
+    )
+    if stripped != folded:
+        views.append(stripped)  # ïgnörë
     if _SPACED.search(folded):
         # "i g n o r e  a l l": one space or dot inside a word, two or more between words
         words = re.sub(r"[ \t]{2,}", "\x00", folded)
@@ -169,7 +275,16 @@ def _views(text: str) -> list[str]:
     leet = folded.lower().translate(_LEET)
     if leet != folded.lower():
         views.append(leet)
-    for run in _BASE64.findall(folded):
+    views.append(folded.translate(_ROT13))
+    runs = _BASE64.findall(folded)
+    pieces = _BASE64_PIECE.findall(folded)
+    if len(pieces) > 1:
+        runs.append("".join(piece.rstrip("=") for piece in pieces))
+    for chain in _CHAIN.findall(folded):
+        tokens = chain.split()
+        # a label word or two may stand before the payload's first piece
+        runs += ["".join(tokens[start:]) for start in range(min(3, len(tokens) - 1))]
+    for run in runs:
         decoded = _decode(run)
         if decoded:
             views.append(fold(decoded))
@@ -179,17 +294,40 @@ def _views(text: str) -> list[str]:
 def _decode(run: str) -> str:
     try:
         raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=False)
-        text = raw.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except (binascii.Error, ValueError):
         return ""
-    printable = sum(ch.isprintable() or ch.isspace() for ch in text)
-    return text if text and printable / len(text) > 0.9 else ""
+    text = raw.decode("utf-8", errors="replace")
+    printable = sum(ch.isprintable() or ch.isspace() for ch in text if ch != "\ufffd")
+    return text if text and printable / len(text) > 0.85 else ""
 
 
-def directive_reason(text: str) -> str | None:
-    """Why `text` reads as an instruction to the agent itself; None when it does not."""
+def directive_reason(text: str, own_labels: bool = False) -> str | None:
+    """Why `text` reads as an instruction to the agent itself; None when it does not.
+
+    `own_labels`: the text is memctl's own quote of a conversation (an episode), whose
+    `User:` / `Assistant:` line labels memctl wrote; they are not a forged turn."""
+    if own_labels:
+        text = _OWN_LABEL.sub(r"\1", text)
     for view in _views(text):
         for reason, pattern in _PATTERNS:
             if pattern.search(view):
                 return reason
     return None
+
+
+def joined_reason(texts: list[str]) -> list[tuple[int, str]]:
+    """(i, why) for each pair texts[i], texts[i + 1] that reads as an instruction to the agent
+    only when joined: one instruction cut in two memories (same origin, written one after
+    the other). A text that reads as one alone is quarantined on its own already."""
+    alone = [directive_reason(text) is not None for text in texts]
+    found = []
+    for i in range(len(texts) - 1):
+        if alone[i] or alone[i + 1]:
+            continue
+        reason = directive_reason(f"{texts[i].rstrip()} {texts[i + 1].lstrip()}")
+        if reason is None:
+            # the two halves of a base64 payload, or of a word
+            reason = directive_reason(f"{texts[i].rstrip()}{texts[i + 1].lstrip()}")
+        if reason is not None:
+            found.append((i, reason))
+    return found

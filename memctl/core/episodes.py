@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.conversation import Turn
 from memctl.core.sentences import split_sentences, strip_code_blocks
-from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -37,6 +36,8 @@ _MORE_OUTCOMES = re.compile(
     r"|恢复|下降|上升",
     re.IGNORECASE,
 )
+# A pasted test or build log ("--- FAIL: TestX", "Error: ...") states the problem, not an outcome.
+_PASTED_FAILURE = re.compile(r"^\W*(?:FAIL|ERROR|Error:|Traceback)|\w\.\w{1,5}:\d+:")
 _TERM = re.compile(r"[#@]?[\w][\w.+/#@%-]*", re.UNICODE)
 _CJK_NUMBER = re.compile(r"\d+(?:\.\d+)?[%％]?")
 _EXPLICIT = re.compile(
@@ -70,17 +71,134 @@ class EpisodeDraft:
         }
 
 
+# The agent narrating its own work ("Let me check…", "Now I'll…", "Done.", "Perfect!"): what it
+# is about to do or a cheer, never what happened or why.
+_NARRATION = re.compile(
+    r"^(?:[*_#>\s-]*)(?:let me|let's|now\b|next\b|first,|then,|done\b|good\b|great\b|perfect\b|"
+    r"excellent\b|okay\b|ok\b|alright\b|sure\b|got it\b|i'll|i will|i'm going to|i am going to|"
+    r"i need to|i should|i can see|i see\b|i now|i've now|i understand|here's|here is|"
+    r"looking at|checking|running|all green|you're right|you are right|absolutely|"
+    r"understood|thanks|thank you|great question|this (?:is|was) (?:a )?(?:good|great)|"
+    r"looks like|found it|all done|first,? i\b|next,? i\b)",
+    re.IGNORECASE,
+)
+# The agent reporting what it did in the first person: the report is kept, the "I" is not
+# ("I've fixed the parser" -> "Fixed the parser"; "I found that X" -> "X").
+_FIRST_PERSON_REPORT = re.compile(
+    r"^(?:[*_#>\s-]*)(?:i've|i have|i)\s+(?:now\s+|also\s+|just\s+)?"
+    r"(?=(?:\w+ed|made|built|found|wrote|ran|set|put|kept|left|split|cut|rewritten|done)\b)",
+    re.IGNORECASE,
+)
+_FOUND_THAT = re.compile(r"^(?:[*_#>\s-]*)i found (?:that |out that )?", re.IGNORECASE)
+# A user turn that says the agent's last claim was wrong ("no, it still fails", "that's not
+# fixed", "wrong file"): the claim must not become the episode's outcome.
+_REFUTES = re.compile(
+    r"^(?:no\b|nope\b|wrong\b|not\s+(?:fixed|resolved|done|working|true|quite|really)|"
+    r"that'?s\s+(?:not|wrong)|this\s+is\s+(?:not|wrong)|it'?s\s+(?:not|still)|"
+    r"(?:it|that|this)\s+(?:still|didn'?t|doesn'?t|does not|did not|is still)|still\b|"
+    r"you\s+(?:didn'?t|did not|broke|missed)|why\s+(?:did|are|is)\b|"
+    r"(?:it|that|this)\s+(?:is|was)\s+not\b|不对|不是|还是不行|没有修好|错了)",
+    re.IGNORECASE,
+)
+# User turns whose words are the agent's or a tool's, not the person's: a plan handed back,
+# a lead agent's message, a background task's notice, a compaction summary.
+_AGENT_WRITTEN = re.compile(
+    r"^\s*(?:Implement the following plan:|<teammate-message\b|<task-notification>|"
+    r"This session is being continued from a previous conversation|Caveat: The messages below)",
+    re.IGNORECASE,
+)
+
+
+def is_narration(sentence: str) -> bool:
+    """The agent narrating its own work, or a lead-in that ends with a colon."""
+    text = sentence.strip()
+    return bool(_NARRATION.match(text)) or text.endswith((":", "：", "..."))
+
+
+# A refutation later in the user's turn: "hmm, I just checked X and none of the files has a
+# date", "I ran it and the warnings are still there".
+_REFUTES_WITHIN = re.compile(
+    r"\b(?:still (?:there|fails?|failing|broken|happening|the same|an issue|get(?:ting)?|see(?:ing)?|"
+    r"not|no)|none of|doesn'?t work|didn'?t work|not working|not fixed|isn'?t fixed|"
+    r"(?:that'?s|this is|it'?s) (?:not|wrong)|is wrong|are wrong)\b",
+    re.IGNORECASE,
+)
+_ASSENT = re.compile(
+    r"^\W*(?:y(?:es|ep|eah)?|ok(?:ay)?|sure|go|do it|proceed|continue|\d+)\W*$", re.I
+)
+
+
+def refutes(user_text: str) -> bool:
+    """Whether a user turn says the agent's claim before it was wrong."""
+    text = user_text.strip()
+    return bool(_REFUTES.match(text) or _REFUTES_WITHIN.search(text[:300]))
+
+
+def refuted_turns(turns: Sequence[Turn]) -> set[int]:
+    """Indexes of the assistant turns a user turn refutes: every agent turn since the user's
+    last real request (an "ok" or "yes" is not one), since the claim may be from any of them."""
+    refuted: set[int] = set()
+    since_request: list[int] = []
+    for index, turn in enumerate(turns):
+        if turn.role == "assistant":
+            since_request.append(index)
+        elif turn.role == "user" and not _AGENT_WRITTEN.match(turn.content):
+            if since_request and refutes(turn.content):
+                refuted.update(since_request)
+                since_request = []
+            elif not _ASSENT.match(turn.content):
+                since_request = []
+    return refuted
+
+
 def turn_sentences(turns: Sequence[Turn]) -> list[tuple[str, str]]:
-    """(role, sentence) pairs of the conversational turns, tool output clipped."""
+    """(role, sentence) pairs of the conversational turns, tool output clipped. Left out: the
+    agent's narration, the claims of an agent turn the user refuted next, and user turns the
+    agent wrote (a plan handed back)."""
     pairs: list[tuple[str, str]] = []
-    for turn in turns:
-        if turn.role == "system":
+    refuted = refuted_turns(turns)
+    for index, turn in enumerate(turns):
+        if turn.role == "system" or index in refuted:
+            continue
+        if turn.role == "user" and _AGENT_WRITTEN.match(turn.content):
             continue
         text = turn.content
         if turn.role == "tool" and len(text) > TOOL_OUTPUT_CHARS:
             text = text[:TOOL_OUTPUT_CHARS]
-        pairs.extend((turn.role, sentence) for sentence in split_sentences(strip_code_blocks(text)))
+        for sentence in _line_sentences(strip_code_blocks(text)):
+            if turn.role == "assistant":
+                if is_narration(sentence):
+                    continue
+                sentence = _without_first_person(sentence)
+                if not sentence:
+                    continue
+            pairs.append((turn.role, sentence))
     return pairs
+
+
+def _without_first_person(sentence: str) -> str:
+    found = _FOUND_THAT.sub("", sentence)
+    if found != sentence:
+        return found[:1].upper() + found[1:]
+    match = _FIRST_PERSON_REPORT.match(sentence)
+    if not match:
+        return sentence
+    rest = sentence[match.end() :]
+    return rest[:1].upper() + rest[1:]
+
+
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+
+def _line_sentences(text: str) -> list[str]:
+    """Sentences, a list item or a line of its own counting as one even without a period
+    (agents answer in Markdown lists; run together, their items read as one long sentence)."""
+    found: list[str] = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).replace("**", "").strip(" #>")
+        if line:
+            found.extend(split_sentences(line))
+    return found
 
 
 def label_runs(pairs: Sequence[tuple[str, str]]) -> str:
@@ -181,15 +299,35 @@ def conversation_importance(text: str, decisions: Sequence[str], outcomes: Seque
     return round(min(score, 0.9), 2)
 
 
+TITLE_CHARS = 90
+
+
 def episode_title(turns: Sequence[Turn], topics: Sequence[str]) -> str:
+    """What the user asked for, in their words (the first request of three words or more);
+    else the topics; cut at a word boundary, never mid-word."""
+    for turn in turns:
+        if turn.role != "user" or _AGENT_WRITTEN.match(turn.content):
+            continue
+        for sentence in split_sentences(strip_code_blocks(turn.content)):
+            words = sentence.split()
+            if len(words) >= 3 and sum(ch.isalpha() for ch in sentence) > 0.6 * len(sentence):
+                return _word_cut(" ".join(words), TITLE_CHARS)
+            break
     if topics:
         names = list(topics[:3])
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         return f"Conversation about {listed}"
     for turn in turns:
         if turn.role == "user" and turn.content.strip():
-            return clip(turn.content, 70)
+            return _word_cut(" ".join(turn.content.split()), TITLE_CHARS)
     return "Conversation"
+
+
+def _word_cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:-")
+    return cut or text[:limit]
 
 
 def draft_conversation(
@@ -202,7 +340,11 @@ def draft_conversation(
     text = "\n".join(sentence for _, sentence in pairs)
     decisions = find_decisions(text)[:MAX_LISTED]
     outcomes = [
-        s for _, s in pairs if (find_outcomes(s) or _MORE_OUTCOMES.search(s)) and s not in decisions
+        s
+        for _, s in pairs
+        if (find_outcomes(s) or _MORE_OUTCOMES.search(s))
+        and s not in decisions
+        and not _PASTED_FAILURE.search(s)
     ]
     outcomes = list(dict.fromkeys(outcomes))[:MAX_LISTED]
     topics = key_topics(text, 5)

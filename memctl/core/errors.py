@@ -82,3 +82,16 @@ class OutsideStore(MemctlError):
             f"{path}: refused to write: a symlinked folder leads outside the store (to {target}); "
             "make it a real folder inside the store"
         )
+
+
+class StorageFull(MemctlError):
+    """A write the disk refused: no space left, the file-size limit, the disk quota."""
+
+    kind = "storage_full"
+
+    def __init__(self, limit: str, path: str | None = None):
+        self.limit, self.path = limit, path
+        where = f"could not write {path}: " if path else ""
+        super().__init__(
+            f"{where}{limit}. Free some room (or raise the limit) and run the command again."
+        )

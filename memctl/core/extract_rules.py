@@ -87,10 +87,16 @@ def extract_candidates(turns: list[Turn]) -> list[Candidate]:
     found: list[Candidate] = []
     position: dict[tuple[str, str], int] = {}
     for turn in turns:
-        if turn.role not in ("user", "assistant"):
+        if turn.role not in ("user", "assistant") or _written_by_an_agent(turn):
             continue
         for sentence in split_sentences(strip_code_blocks(turn.content)):
             for candidate in extract_sentence(sentence, turn.role):
+                candidate = replace(
+                    candidate,
+                    text=dated(candidate.text, turn.timestamp),
+                    line=turn.line,
+                    last_line=turn.last_line,
+                )
                 key = (candidate.type, candidate.text.casefold())
                 if key in position:
                     earlier = found[position[key]]
@@ -102,17 +108,40 @@ def extract_candidates(turns: list[Turn]) -> list[Candidate]:
     return found
 
 
+# User turns whose words are not the person's: a plan the agent wrote, handed back to it; a
+# message from a lead agent to a teammate agent; a background task's notification.
+_AGENT_WRITTEN = re.compile(
+    r"^\s*(?:Implement the following plan:|<teammate-message\b|<task-notification>|"
+    r"This session is being continued from a previous conversation|Operation stopped by hook:|"
+    r"Caveat: The messages below)",
+    re.IGNORECASE,
+)
+
+
+def _written_by_an_agent(turn: Turn) -> bool:
+    return turn.role == "user" and bool(_AGENT_WRITTEN.match(turn.content))
+
+
 def extract_sentence(sentence: str, role: str = "user") -> list[Candidate]:
     """What one sentence states explicitly: one candidate per clause that carries a cue."""
     evidence = sentence.strip()
-    if role not in ("user", "assistant") or _is_question(evidence):
+    if role not in ("user", "assistant"):
+        return []
+    if role == "user" and _is_question(evidence):
+        # Why: people correct agents with questions ("why are you writing TypeScript?").
+        candidate = _asked_correction(_DISCOURSE.sub("", evidence).strip())
+        return [replace(candidate, evidence=evidence)] if candidate else []
+    if _is_question(evidence):
         return []
     found = []
     for clause in split_clauses(evidence):
         text = _DISCOURSE.sub("", clause).strip()
         if not text or _is_question(text):
             continue
-        candidate = _decision(text, role) if role == "assistant" else _statement(text)
+        if role == "assistant":
+            candidate = _decision(text, role)
+        else:
+            candidate = _statement(text) or _spoken_rule(text, evidence)
         if candidate is not None:
             origin = "agent" if role == "assistant" else "user"
             found.append(replace(candidate, evidence=evidence, origin=origin))
@@ -302,6 +331,13 @@ _PREFERENCE_CONFIDENCE = {
 }
 
 
+_APPROVAL = re.compile(
+    r"^(?:the|this|that|your|these|those)\b[^,.]{0,40}\b(?:idea|suggestion|approach|plan|"
+    r"proposal|option|solution|direction)s?\b",
+    re.IGNORECASE,
+)
+
+
 def _preference(text: str) -> Candidate | None:
     fan = _EN_FAN.search(text)
     if fan and not _VAGUE_OBJECT.match(fan.group("obj")):
@@ -317,6 +353,8 @@ def _preference(text: str) -> Candidate | None:
         if not match:
             continue
         obj = match.group("obj").strip()
+        if _APPROVAL.match(obj):
+            return None  # "I like the CRDT idea": agreeing to a proposal, not a preference
         if (
             _VAGUE_OBJECT.match(obj)
             or _too_thin(obj)
@@ -518,3 +556,274 @@ def _is_question(text: str) -> bool:
         or bool(_QUESTION_START.match(stripped))
         or bool(re.search(r"[吗呢][。！!]?$", stripped))
     )
+
+
+# --- how people talk to coding agents ------------------------------------------------------
+# Users rarely say "I prefer" or "we decided". They correct ("no, use pnpm", "why are you
+# writing TypeScript?", "not the main branch, the release one"), state standing rules in
+# passing ("full schema should not be updated ever"), and ask for the opposite ("instead, ...").
+
+_WHY_ARE_YOU = re.compile(
+    r"^why\s+(?:are|were|did|do)\s+you\s+(?:still\s+|even\s+|now\s+)?(?P<what>.+?)[?？]*$",
+    re.IGNORECASE,
+)
+_COULD_NOT_BE = re.compile(
+    r"^(?:can't|cannot|couldn't|shouldn't|wouldn't)\s+(?P<subject>(?:the|these|those|our|we|"
+    r"you|it|this|that)\b[^?]*?)\s+(?P<verb>be|use|just)\b\s*(?P<rest>[^?]+?)[?？]*$",
+    re.IGNORECASE,
+)
+_OBLIGATION = re.compile(
+    r"\b(?:should|must|shall|has to|have to|needs? to)\s*(?:n't|not)?\s+"
+    r"(?:never|always|ever|only|be\b|not\b|stay|use|go|keep|branch|run|live|come)",
+    re.IGNORECASE,
+)
+_STRONG_OBLIGATION = re.compile(
+    r"\b(?:should(?:n't| not)?|must(?:n't| not)?)\b[^.]*\b(?:ever|never|always|only|at all)\b|"
+    r"\b(?:never|always)\b",
+    re.IGNORECASE,
+)
+_NEGATIVE_IMPERATIVE = re.compile(
+    r"^(?:please\s+)?(?P<cue>don't|do not|dont|stop|avoid|no more|no)\s+(?P<obj>.+)",
+    re.IGNORECASE,
+)
+_INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.IGNORECASE)
+_NOT_BUT = re.compile(
+    r"^(?:no[,.!]?\s+)?(?:it's\s+|use\s+)?not\s+(?P<wrong>[^,;]{2,60}?)\s*[,;]\s*(?:but\s+|use\s+)?"
+    r"(?P<right>[^,;]{2,80})$",
+    re.IGNORECASE,
+)
+_WANT = re.compile(
+    r"^I(?:'d| would)?\s+(?:really\s+)?(?:like|want|prefer)\s+(?P<obj>(?:all|every|each|"
+    r"to use|to always|to never)\b.+)",
+    re.IGNORECASE,
+)
+# A standing request about how to work, said in the imperative ("use pnpm", "push directly
+# to main", "no co-author lines"): the verbs of a workflow, not of one task.
+_WORKFLOW_IMPERATIVE = re.compile(
+    r"^(?:please\s+|p\w{0,2}l\w{1,3}se\s+|always\s+|just\s+)*(?P<verb>use|push|commit|branch|run|"
+    r"write|keep|prefer|test|format|name|put|target|base)\b\s+(?P<obj>.+)",
+    re.IGNORECASE,
+)
+_STANDING_HINT = re.compile(
+    r"\b(?:directly|always|never|every time|each time|from now|by default|only|ever|"
+    r"instead|rather|without|no\s+\w+)\b",
+    re.IGNORECASE,
+)
+_ONE_OFF = re.compile(
+    r"^(?:and\s+)?(?:commit|push|merge|deploy)(?:\s+(?:this|it|that|these|them|now))*[.!]*$",
+    re.IGNORECASE,
+)
+_TASK_OBJECT = re.compile(r"^(?:this|that|it|these|those|them)\b", re.IGNORECASE)
+MAX_RULE_CHARS = 240  # a longer sentence is a task description, not a rule
+
+
+def _spoken_rule(text: str, evidence: str) -> Candidate | None:
+    """A correction or standing request said the way people talk to an agent."""
+    if len(text) > MAX_RULE_CHARS or _ONE_OFF.match(text) or _looks_like_output(text):
+        return None
+    rules = (_not_but, _unwanted, _negative_request, _instead, _obligation, _want)
+    for rule in (*rules, _workflow_request):
+        candidate = rule(text)
+        if candidate is not None:
+            return candidate
+    return None
+
+
+def _looks_like_output(text: str) -> bool:
+    """Pasted logs, paths and stack traces are not what the user asks for."""
+    letters = sum(ch.isalpha() or ch.isspace() for ch in text)
+    return (
+        letters < 0.75 * len(text)
+        or bool(re.search(r"\b(?:Error|FAIL|Traceback)\b", text))
+        or bool(re.search(r"\w\.\w{1,5}:\d+", text))  # file.go:650
+    )
+
+
+def _asked_correction(question: str) -> Candidate | None:
+    """ "Why are you writing TypeScript?" -> the user objected to the agent writing TypeScript;
+    "can't the tests be table driven?" -> the tests should be table driven."""
+    if len(question) > MAX_RULE_CHARS:
+        return None
+    match = _WHY_ARE_YOU.match(question)
+    if match and not _too_thin(match.group("what")):
+        what = match.group("what").strip()
+        said = f"the user objected to the agent {what}; do not {_base_form(what)}"
+        return _make(finish_sentence(said), "preference", 0.75, "rule", verb_subject(what))
+    match = _COULD_NOT_BE.match(question)
+    if match and not _too_thin(match.group("rest")):
+        subject = match.group("subject").strip()
+        verb = match.group("verb").lower()
+        said = f"{subject} should {'' if verb == 'just' else verb + ' '}{match.group('rest')}"
+        return _make(standalone(said), "preference", 0.7, "preference", clause_subject(said))
+    return None
+
+
+_USE_NOT = re.compile(
+    r"^(?:please\s+)?use\s+(?P<right>[^,;]{1,60}?),?\s+(?:and\s+)?not\s+(?P<wrong>[^,;]{1,60}?)[.!]*$",
+    re.IGNORECASE,
+)
+
+
+def _not_but(text: str) -> Candidate | None:
+    match = _USE_NOT.match(text) or _NOT_BUT.match(text)
+    if not match or _VAGUE_OBJECT.match(match.group("right")):
+        return None
+    right, wrong = match.group("right").strip(" ."), match.group("wrong").strip()
+    said = f"use {right}, not {wrong}" if not re.match(r"^use\b", right, re.I) else right
+    return _make(standalone(said), "preference", 0.75, "rule", verb_subject(right))
+
+
+_TRAILING_NO = re.compile(
+    r"(?:,|\band\b|\bor\b)\s+no\s+(?P<obj>[\w-]+(?:\s+[\w-]+){0,3})[.!]*$", re.I
+)
+
+
+def _negative_request(text: str) -> Candidate | None:
+    match = _NEGATIVE_IMPERATIVE.match(text)
+    if not match:
+        trailing = _TRAILING_NO.search(text)  # "commit, push and open a PR, no co-author lines"
+        if trailing and not _too_thin(trailing.group("obj")):
+            said = f"no {trailing.group('obj')}"
+            return _make(standalone(said), "procedural", 0.7, "rule", object_subject(said))
+        return None
+    obj, cue = match.group("obj").strip(), match.group("cue").lower()
+    if _too_thin(obj) or _TASK_OBJECT.match(obj) or re.match(r"^(?:worries|problem|need)\b", obj):
+        return None
+    if cue == "no" and re.match(r"^(?:\w+\s+){0,3}(?:is|are|was|were|has|have)\b", obj):
+        return None  # "no one is ..." states, it does not ask
+    if cue == "no" and (len(obj.split()) > 4 or not re.search(r"s\W*$", obj)):
+        return None  # "no co-author lines", "no emojis"; not "no relevance beyond tag matching"
+    if cue == "stop" and re.match(r"^(?:for a|a sec|here|there|now)\b", obj, re.IGNORECASE):
+        return None  # "stop for a second": a pause, not a rule
+    said = text if cue != "dont" else "don't " + obj
+    return _make(standalone(said), "procedural", 0.8, "rule", verb_subject(obj))
+
+
+def _instead(text: str) -> Candidate | None:
+    if not _INSTEAD.search(text) or _too_thin(text):
+        return None
+    if not _INSTEAD_OF.match(text) and not re.search(
+        r"\b(?:use|let's|replace|prefer|go with|switch|should|want|like)\b", text, re.I
+    ):
+        return None
+    said = re.sub(r"^(?:please|p\w{0,2}l\w{1,3}se)\s+", "", text, flags=re.IGNORECASE)
+    return _make(standalone(said), "preference", 0.7, "rule", clause_subject(text))
+
+
+# What makes a "should" standing rather than a step of today's task: when, how often, where,
+# or what not to do ("before committing", "in dev", "not X").
+_STANDING_QUALIFIER = re.compile(
+    r"\b(?:before|after|whenever|every|each|always|never|ever|only|instead|rather|not|n't|"
+    r"in (?:dev|prod|production|ci|tests?|staging)|by default)\b",
+    re.IGNORECASE,
+)
+_MODAL = re.compile(r"\b(?:should|must|shall|has to|have to|needs? to|ought to)\b", re.IGNORECASE)
+
+
+def _obligation(text: str) -> Candidate | None:
+    if not _MODAL.search(text):
+        return None
+    if _STRONG_OBLIGATION.search(text):
+        confidence = 0.8
+    elif _OBLIGATION.search(text) or _STANDING_QUALIFIER.search(text):
+        confidence = 0.6
+    else:
+        return None
+    if confidence < 0.8 and len(text) > 160:
+        return None  # a plain "should" in a long sentence is a task's detail
+    return _make(standalone(text), "procedural", confidence, "rule", clause_subject(text))
+
+
+_DID_NOT_WANT = re.compile(
+    r"^(?:\w+[!.,]*\s+)?I\s+(?:didn't|did not|don't|do not)\s+want\s+(?:you\s+)?to\s+"
+    r"(?P<what>\w+\s+.+)",
+    re.IGNORECASE,
+)
+_INSTEAD_OF = re.compile(r"^instead of\s+(?P<wrong>[^,]+),\s*(?P<right>\w+\b.+)", re.IGNORECASE)
+
+
+def _unwanted(text: str) -> Candidate | None:
+    """ "woah, I didn't want to delete .git/hooks/x" -> do not delete .git/hooks/x unasked."""
+    match = _DID_NOT_WANT.match(text)
+    if not match or _too_thin(match.group("what")):
+        return None
+    what = match.group("what").strip(" .!")
+    said = f"do not {what} without being asked (the user did not want it)"
+    return _make(finish_sentence(said), "preference", 0.75, "rule", verb_subject(what))
+
+
+def _want(text: str) -> Candidate | None:
+    match = _WANT.match(text)
+    if not match or _too_thin(match.group("obj")):
+        return None
+    return _make(
+        standalone(text), "preference", 0.7, "preference", object_subject(match.group("obj"))
+    )
+
+
+def _workflow_request(text: str) -> Candidate | None:
+    match = _WORKFLOW_IMPERATIVE.match(text)
+    if not match or not _STANDING_HINT.search(text) or _TASK_OBJECT.match(match.group("obj")):
+        return None
+    said = re.sub(r"^(?:please|p\w{0,2}l\w{1,3}se)\s+", "", text, flags=re.IGNORECASE)
+    return _make(standalone(said), "procedural", 0.7, "rule", verb_subject(match.group("obj")))
+
+
+def _base_form(gerund_phrase: str) -> str:
+    """ "writing TypeScript" -> "write TypeScript" (the first word only; good enough)."""
+    words = gerund_phrase.split(None, 1)
+    if not words:
+        return gerund_phrase
+    word = words[0]
+    lower = word.lower()
+    if lower.endswith("ing") and len(lower) > 4:
+        stem = word[:-3]
+        if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+            stem = stem[:-1]  # running -> run
+        elif stem.lower().endswith(("at", "it", "ur", "iv", "ak", "us", "ok", "ar")) and not (
+            stem.lower().endswith(("ook", "eat"))
+        ):
+            stem += "e"  # writing -> write, using -> use
+        word = stem
+    return " ".join([word] + words[1:])
+
+
+def finish_sentence(text: str) -> str:
+    from memctl.core.phrasing import finish
+
+    return finish(text)
+
+
+# --- relative days, resolved against when the turn was said ---------------------------------
+
+_RELATIVE_DAYS = (
+    (re.compile(r"\b(?:earlier\s+)?today\b", re.IGNORECASE), 0, "on {date}"),
+    (re.compile(r"\byesterday\b", re.IGNORECASE), -1, "on {date}"),
+    (re.compile(r"\btomorrow\b", re.IGNORECASE), 1, "on {date}"),
+    (re.compile(r"\blast week\b", re.IGNORECASE), -7, "in the week of {date}"),
+    (re.compile(r"\bnext week\b", re.IGNORECASE), 7, "in the week of {date}"),
+    (re.compile(r"\b(?:昨天)"), -1, "{date}"),
+    (re.compile(r"\b(?:今天)"), 0, "{date}"),
+    (re.compile(r"(?:上周)"), -7, "{date}那周"),
+)
+
+
+def dated(text: str, timestamp: str | None) -> str:
+    """`text` with "yesterday", "last week", ... written as dates, counted from `timestamp`
+    (when the turn was said); unchanged without one. A memory is read weeks later."""
+    if not timestamp:
+        return text
+    from datetime import timedelta
+
+    from memctl.core.memory import parse_time
+
+    when = parse_time(timestamp)
+    if when is None:
+        return text
+    for pattern, days, form in _RELATIVE_DAYS:
+        if pattern.search(text):
+            day = when + timedelta(days=days)
+            if "week" in form or "周" in form:
+                day -= timedelta(days=day.weekday())  # the Monday of that week
+            text = pattern.sub(form.format(date=day.strftime("%Y-%m-%d")), text)
+    return text

@@ -85,3 +85,15 @@ def check_file_size(data: bytes, max_bytes: int, what: str = "The memory") -> by
             "written: split it, or raise the limit."
         )
     return data
+
+
+def check_query(query: str, max_bytes: int, what: str = "The query") -> str:
+    """`query`, or InputRefused when it is longer than `max_bytes` (limits.max_query_bytes):
+    a query is a few sentences; megabytes of it would only cost memory and time."""
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise InputRefused(
+            f"{what} is {human_bytes(size)}; at most {human_bytes(max_bytes)} is searched "
+            "(limits.max_query_bytes in config.yaml). Ask with the few sentences that matter."
+        )
+    return query

@@ -159,13 +159,34 @@ def borrowed_origin(text: str, outputs: Sequence[tuple[str, str]]) -> str | None
     of BORROWED_RUN words in a row, or all of a shorter text; None when it copies from none.
 
     Why: an agent that quotes a README it read passes the README's words off as its own; the
-    quote keeps the README's (untrusted) origin. A paraphrase is not caught here."""
+    quote keeps the README's (untrusted) origin. A paraphrase is not caught here.
+    When the text holds passages that read as an instruction to the agent, only a copy inside
+    one of them counts: a user's own request next to a quoted build log stays the user's."""
+    from memctl.core.directives import directive_reason
+
     words = _words(text)
     if not words or not outputs:
         return None
-    size = min(BORROWED_RUN, len(words))
-    wanted = _runs(words, size)
-    for origin, output in outputs:
-        if wanted & _runs(_words(output), size):
-            return origin
+    passages = [p for p in _PASSAGE.split(text) if p.strip()]
+    commanding = [p for p in passages if directive_reason(p, own_labels=True)]
+    if commanding:
+        return _first_copied(commanding, outputs)
+    if directive_reason(text, own_labels=True):
+        return _first_copied([text], outputs)  # an instruction spread over passages
+    return _first_copied([text], outputs)
+
+
+_PASSAGE = re.compile(r"\n\s*\n|(?<=[.!?。！？])\s+(?=\S)")
+
+
+def _first_copied(texts: Sequence[str], outputs: Sequence[tuple[str, str]]) -> str | None:
+    for text in texts:
+        words = _words(text)
+        if not words:
+            continue
+        size = min(BORROWED_RUN, len(words))
+        wanted = _runs(words, size)
+        for origin, output in outputs:
+            if wanted & _runs(_words(output), size):
+                return origin
     return None

@@ -85,6 +85,25 @@ _AWS_SECRET = (
     r"(?i)aws[\w .-]{0,24}secret[\w .-]{0,24}(?:[\"']?[ \t]*[:=][ \t]*|[ \t]+is[ \t]+)[\"']?"
     r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
 )
+# A secret key pasted alone: 40 characters of base64 in a run of their own. Why so strict: a
+# git hash is hex (no capital), a path or an identifier changes between capitals, small letters
+# and digits a few times; 40 random base64 characters change class on most characters.
+_AWS_BARE_SECRET = r"(?<![A-Za-z0-9/+=_.-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_.-])"
+_MIN_CLASS_CHANGES = 16
+
+
+def _bare_secret_ok(match: re.Match) -> bool:
+    value = match.group(0)
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    if not any(c.isdigit() for c in value) or "//" in value or value[0] == "/":
+        return False
+    classes = [
+        "u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s" for c in value
+    ]
+    return sum(a != b for a, b in zip(classes, classes[1:], strict=False)) >= _MIN_CLASS_CHANGES
+
+
 _GITHUB = r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{30,255})(?![\w-])"
 _SLACK = r"(?<![\w-])(?:xox[abprs]-[A-Za-z0-9]+(?:-[A-Za-z0-9]+){1,5}|xapp-[0-9]-[A-Za-z0-9-]{20,})"
 _SLACK_WEBHOOK = (
@@ -376,6 +395,7 @@ SHAPE_DETECTORS: tuple[Detector, ...] = (
     Detector("jwt", rule(_JWT)),
     Detector("aws_key", rule(_AWS_KEY)),
     Detector("aws_key", rule(_AWS_SECRET, token_ok, group="value")),
+    Detector("aws_key", rule(_AWS_BARE_SECRET, _bare_secret_ok)),
     Detector("github_token", rule(_GITHUB)),
     Detector("slack_token", rule(_SLACK)),
     Detector("slack_token", rule(_SLACK_WEBHOOK, group="value")),

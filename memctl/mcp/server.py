@@ -147,6 +147,19 @@ def recall_signature() -> inspect.Signature:
     return inspect.Signature(parameters, return_annotation=list[dict])
 
 
+def refuse_long_query(store: Store, query: str | None) -> None:
+    """A query over limits.max_query_bytes is refused before any work (a 20 MB one once took
+    the server to 7.6 GB)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from memctl.core.input_limits import check_query
+
+    try:
+        check_query(query or "", store.settings.limits.max_query_bytes)
+    except MemctlError as exc:
+        raise ToolError(str(exc)) from None
+
+
 def tool_call(store: Store, work: Callable[[], Any]) -> Any:
     """Run a tool's work on a store no interrupted forget is left in; a library error becomes
     the message the model reads (and can correct its call from)."""
@@ -183,6 +196,7 @@ def recall_tool(store: Store, **fields: Any) -> list[dict]:
     from memctl.service.retrieval.federated import stores_to_read
     from memctl.service.retrieval.use_case import RecallRequest, recall
 
+    refuse_long_query(store, fields.get("query"))
     include_private = bool(fields.get("include_private"))
     if fields.get("paths"):
         return tool_call(
@@ -257,6 +271,7 @@ def context_tool(
     from memctl.config import open_user_store
     from memctl.service.retrieval.context import agent_context
 
+    refuse_long_query(store, query)
     return tool_call(
         store,
         lambda: agent_context(
@@ -340,7 +355,9 @@ def finish_interrupted_forget(store: Store) -> None:
 
 
 def serve_stdio(store: Store) -> None:
-    build_server(store).run("stdio")
+    from memctl.mcp.transport import serve_stdio as serve_checked
+
+    serve_checked(build_server(store))
 
 
 def action_items(store, paths: list[str], text: str, k: int, include_private: bool) -> list[dict]:

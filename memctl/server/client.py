@@ -43,6 +43,7 @@ HOOK_REPLY_TIMEOUT_S = {
 }
 STARTING_GRACE_S = 30.0  # a start marker older than this belongs to a start that failed
 LOG_ROTATE_BYTES = 1024 * 1024
+REQUEST_ID_ENV = "MEMCTL_REQUEST_ID"  # config.Environment.request_id
 
 
 class CommandLine:
@@ -93,6 +94,10 @@ def run_via_server(argv: list[str]) -> int | None:
     command = CommandLine(argv)
     if not command.served:
         return None
+    if command.name == "add" and not os.environ.get(REQUEST_ID_ENV):
+        # Why in os.environ: the engine gets it with the request, and an in-process run after
+        # the engine died mid-add uses the same id, so an add that landed is not written twice.
+        os.environ[REQUEST_ID_ENV] = os.urandom(16).hex()
     try:
         stdin = _take_stdin(command)
         root = _store_root(command, stdin)
@@ -101,12 +106,19 @@ def run_via_server(argv: list[str]) -> int | None:
         raw_config = location.config_bytes(root)
         if not location.server_auto(raw_config, root):
             return None
+        problem = location.engine_problem(os.environ)
+        if problem == location.NO_ENGINE:
+            start_server()
+            return None
+        if problem is not None:
+            _note_refused(problem)
+            return None
         sock = _connect(location.socket_path(os.environ))
         if sock is None:
             start_server()
             return None
         try:
-            return _exchange(sock, command, root, stdin, location.config_digest(raw_config))
+            return _exchange(sock, command, root, stdin, raw_config)
         finally:
             sock.close()
     except Exception as exc:  # noqa: BLE001 - whatever went wrong, the in-process path answers
@@ -114,18 +126,18 @@ def run_via_server(argv: list[str]) -> int | None:
         return None
 
 
-def _exchange(sock, command: CommandLine, root: str, stdin: bytes, config: str) -> int | None:
+def _exchange(sock, command: CommandLine, root: str, stdin: bytes, raw_config: bytes) -> int | None:
     header = {
         "op": "run",
         "protocol": PROTOCOL,
         "code": code_identity(),
-        "config": config,
+        "config": location.config_digest(raw_config),
         "store": root,
         "argv": command.argv,
         "argv0": sys.argv[0] if sys.argv else "memctl",
         "main_package": getattr(sys.modules.get("__main__"), "__package__", None),
         "cwd": os.getcwd(),
-        "env": dict(os.environ),
+        "env": request_environment(os.environ, location.llm_configured(raw_config, os.environ)),
         "streams": terminal_facts(os.environ),
     }
     typed = typed_request(command.argv)
@@ -158,6 +170,45 @@ def _exchange(sock, command: CommandLine, root: str, stdin: bytes, config: str) 
         start_server()
         return None
     return _print_result(result, blobs)
+
+
+# What a served command may read of the client's environment (docs/engine.md lists it): memctl's
+# own settings, where things live, the locale and terminal, git's and Claude Code's variables.
+ENVIRONMENT_NAMES = frozenset(
+    {
+        "HOME", "PATH", "PWD", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "LANGUAGE", "TERM",
+        "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+        "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
+    }
+)  # fmt: skip
+ENVIRONMENT_PREFIXES = ("MEMCTL_", "XDG_", "LC_", "GIT_", "CLAUDE_", "HF_")
+# Only when the store may call a model (llm.model or MEMCTL_LLM_MODEL): what litellm reads.
+MODEL_NAMES = frozenset(
+    {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+     "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"}
+)  # fmt: skip
+MODEL_PREFIXES = (
+    "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", "AWS_", "GEMINI_", "GOOGLE_", "VERTEX",
+    "OLLAMA_", "MISTRAL_", "GROQ_", "COHERE_", "DEEPSEEK_", "OPENROUTER_", "TOGETHER",
+)  # fmt: skip
+MODEL_SUFFIXES = ("_API_KEY", "_API_BASE", "_BASE_URL", "_API_VERSION", "_API_TOKEN")
+
+
+def request_environment(env: Mapping[str, str], with_model_keys: bool) -> dict[str, str]:
+    """The part of the client's environment a served command needs, never all of it: tokens
+    and keys of other tools stay in the client's process."""
+    kept = {}
+    for name, value in env.items():
+        wanted = name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)
+        if not wanted and with_model_keys:
+            wanted = (
+                name in MODEL_NAMES
+                or name.startswith(MODEL_PREFIXES)
+                or name.endswith(MODEL_SUFFIXES)
+            )
+        if wanted:
+            kept[name] = value
+    return kept
 
 
 def _print_result(result: dict[str, Any], blobs: list[bytes]) -> int:
@@ -256,15 +307,31 @@ def _store_root(command: CommandLine, stdin: bytes) -> str | None:
 
 
 def _connect(path: str):
-    """A connected socket, or None when no server listens there."""
+    """A connected socket, or None when no server listens there, or when the process that
+    listens is another user's (SO_PEERCRED, where the system has it)."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
         sock.connect(path)
+        uid = peer_uid(sock)
     except (FileNotFoundError, ConnectionRefusedError, TimeoutError, OSError):
         sock.close()
         return None
+    if uid is not None and uid != os.getuid():
+        sock.close()
+        _note_refused(f"the process listening on {path} runs as uid {uid}")
+        return None
     return sock
+
+
+def peer_uid(sock) -> int | None:
+    """The user id of the process at the other end of a connected Unix socket; None where the
+    system does not tell (no SO_PEERCRED): the folder checks then stand alone."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    credentials = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # pid, uid, gid: C ints
+    return int.from_bytes(credentials[4:8], sys.byteorder)
 
 
 def start_server() -> bool:
@@ -295,8 +362,10 @@ def start_server() -> bool:
 
     log = location.log_path(env)
     _rotate(log)
-    with open(log, "ab") as output:
-        os.fchmod(output.fileno(), 0o600)
+    output_fd = _open_log(log)
+    if output_fd is None:
+        return False
+    with os.fdopen(output_fd, "ab") as output:
         subprocess.Popen(
             [sys.executable, "-m", "memctl", "serve"],
             cwd=folder,
@@ -312,20 +381,75 @@ def start_server() -> bool:
 
 def _rotate(log: str) -> None:
     try:
-        if os.stat(log).st_size > LOG_ROTATE_BYTES:
+        if os.lstat(log).st_size > LOG_ROTATE_BYTES:
             os.replace(log, log + ".1")
     except OSError:
         pass
 
 
+def _open_log(path: str) -> int | None:
+    """A descriptor appending to `path`, a regular file of this user's in a folder that passed
+    location.trusted_folder; None otherwise. A planted symlink is never followed."""
+    if not location.trusted_folder(os.path.dirname(path)):
+        return None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not (info.st_mode & 0o170000 == 0o100000 and info.st_uid == os.getuid()):
+        os.close(fd)
+        return None
+    os.fchmod(fd, 0o600)
+    return fd
+
+
+def one_line(text: str) -> str:
+    """`text` as one log line: backslashes, line breaks and other control characters escaped,
+    so nothing read from outside can start a line of its own."""
+    out = []
+    for char in text.replace("\\", "\\\\"):
+        code = ord(char)
+        if code < 32 or code == 127 or 0x80 <= code < 0xA0 or char in "\u2028\u2029\x85":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char, _escaped(code)))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _escaped(code: int) -> str:
+    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
+
+
+def _append_line(path: str, line: str) -> None:
+    fd = _open_log(path)
+    if fd is None:
+        return
+    try:
+        os.write(fd, (one_line(line) + "\n").encode("utf-8", "backslashreplace"))
+    finally:
+        os.close(fd)
+
+
 def note(message: str) -> None:
-    """One line in the engine's log; never raises, never creates the engine's folder."""
+    """One line in the engine's log, only in a verified engine folder; never raises, never
+    creates the engine's folder."""
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(location.log_path(os.environ), "a", encoding="utf-8") as log:
-            log.write(f"{stamp} pid={os.getpid()} {message}\n")
+        _append_line(location.log_path(os.environ), f"{stamp} pid={os.getpid()} {message}")
     except OSError:
         pass
+
+
+_refusals_noted: set[str] = set()
+
+
+def _note_refused(problem: str) -> None:
+    """Say once (per process) why this client would not talk to the engine's socket."""
+    if problem not in _refusals_noted:
+        _refusals_noted.add(problem)
+        note(f"client: not using the engine: {problem}; running in-process")
 
 
 def _log_hook(root: str, event: str, message: str) -> None:
@@ -333,8 +457,12 @@ def _log_hook(root: str, event: str, message: str) -> None:
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         hooks_log = os.path.join(location.state_dir(root), "hooks.log")
-        with open(hooks_log, "a", encoding="utf-8") as log:
-            log.write(f"{stamp} {event or '?'} session=-: {message}; printed nothing\n")
+        fd = os.open(hooks_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            line = f"{stamp} {event or '?'} session=-: {message}; printed nothing"
+            os.write(fd, (one_line(line) + "\n").encode("utf-8", "backslashreplace"))
+        finally:
+            os.close(fd)
     except OSError:
         pass
 

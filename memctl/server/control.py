@@ -92,7 +92,10 @@ def stop_server(wait_s: float = 30.0) -> int | None:
 
 
 def read_info() -> dict[str, Any]:
-    """What the engine holding the lock wrote down: pid, state, socket, code."""
+    """What the engine holding the lock wrote down: pid, state, socket, code. Read only from
+    a folder of this user's alone: another user's pid or socket is never acted on."""
+    if not location.trusted_folder(location.engine_dir(os.environ)):
+        return {}
     try:
         with open(location.info_path(os.environ), encoding="utf-8") as info:
             data = json.load(info)

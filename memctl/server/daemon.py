@@ -46,7 +46,7 @@ from memctl.server.control import read_info
 from memctl.server.identity import code_identity, memctl_version
 from memctl.server.lock import take_lock, write_info
 from memctl.server.protocol import PROTOCOL, recv_message, send_message
-from memctl.server.stores import OpenStores, StoreGone, StoreSession
+from memctl.server.stores import OpenStores, StoreGone, StoreSession, store_refusal
 
 DRAIN_S = 300.0  # commands in flight may finish this long after a stop
 READ_REQUEST_TIMEOUT_S = 10.0
@@ -58,6 +58,10 @@ SHED_EVERY_S = 60.0  # still over budget with one store open: shed again after t
 SHED_AGAIN_ABOVE = 1.1  # or once it grew this much since it last shed
 TRIM_AFTER_QUIET_S = 10.0  # no request for this long: give the freed heap back
 SHED_UNUSED_S = 60.0  # shedding closes the stores without a request for this long
+# A request's deadline to start: one that waited this long behind another command (one store's
+# slow `index`, say) is handed back and the client runs it in-process; while a command has run
+# this long, new requests are declined at the door. One store cannot stall the others.
+REQUEST_WAIT_S = 10.0
 
 
 def _first_words(header: dict[str, Any]) -> str:
@@ -147,6 +151,7 @@ class Engine:
         self._lock_fd: int | None = None
         self._listener: socket.socket | None = None
         self._socket_inode: int | None = None
+        self._running: tuple[float, str] | None = None  # since when, and what, runs now
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -418,10 +423,12 @@ class Engine:
                 send_message(conn, {"accepted": False, "reason": reason})
                 if reason != "stopping":
                     self.request_stop(f"a client runs {reason}")
-            elif not isinstance(header.get("store"), str) or not os.path.isdir(header["store"]):
-                # Why: a store removed (or never named): the client reports it in-process; the
-                # engine neither serves nor creates it.
-                send_message(conn, {"accepted": False, "reason": "no such store", "restart": False})
+            elif refusal := store_refusal(header):
+                # Why: a store removed, never named, or not one: the client reports it
+                # in-process; the engine neither serves nor creates it.
+                send_message(conn, {"accepted": False, "reason": refusal, "restart": False})
+            elif busy := self._busy_reason():
+                send_message(conn, {"accepted": False, "reason": busy, "restart": False})
             else:
                 self._run(conn, header, blobs[0] if blobs else b"")
         except (ConnectionError, OSError, ValueError) as exc:
@@ -441,13 +448,43 @@ class Engine:
             waiting.batchable = self.runner.batchable(header)
             with self._queue_lock:
                 self._queue.append(waiting)
-            with self.exec_lock:
+            if not self.exec_lock.acquire(timeout=REQUEST_WAIT_S):
+                if self._hand_back(waiting):
+                    return
+                self.exec_lock.acquire()  # a burst took it along: its answer is coming
+            try:
                 if not waiting.answered:  # else a burst that ran before took it along
                     self._run_taken(self._take(waiting))
+            finally:
+                self.exec_lock.release()
         finally:
             with self._counts:
                 self.in_flight -= 1
                 self.last_activity = time.monotonic()
+
+    def _busy_reason(self) -> str | None:
+        """Why a new request should not wait: a command has run past REQUEST_WAIT_S."""
+        running = self._running
+        if running is None or time.monotonic() - running[0] < REQUEST_WAIT_S:
+            return None
+        return f"busy: {running[1]} has run {time.monotonic() - running[0]:.0f} s"
+
+    def _hand_back(self, waiting: _Waiting) -> bool:
+        """Take a request that waited past its deadline out of the queue, unanswered (the
+        connection closes; the client runs it in-process). False when a burst already took it."""
+        with self._queue_lock:
+            if waiting.answered or waiting not in self._queue:
+                return False
+            self._queue.remove(waiting)
+        running = self._running
+        self.log.warning(
+            "handed `%s` for %s back after %.0f s in the queue%s",
+            _first_words(waiting.header),
+            waiting.root,
+            REQUEST_WAIT_S,
+            f" behind {running[1]}" if running else "",
+        )
+        return True
 
     def _take(self, waiting: _Waiting) -> list[_Waiting]:
         """`waiting`, and when it is a write that may run in a burst, the others of its store
@@ -468,6 +505,14 @@ class Engine:
         """Run these requests of one store (one command, or a burst of adds), reply to each,
         then run the work they left for after their replies. Holds exec_lock."""
         started = time.perf_counter()
+        first = taken[0]
+        self._running = (time.monotonic(), f"`{_first_words(first.header)}` on {first.root}")
+        try:
+            self._run_taken_now(taken, started)
+        finally:
+            self._running = None
+
+    def _run_taken_now(self, taken: list[_Waiting], started: float) -> None:
         first = taken[0]
         try:
             session = self.stores.session(first.root, str(first.header.get("config") or ""))

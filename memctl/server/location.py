@@ -23,6 +23,7 @@ STATE_DIRNAME = ".state"
 SOCKET_NAME = "server.sock"
 # sun_path holds 108 bytes with the terminating NUL on Linux (104 on macOS).
 MAX_SOCKET_PATH_BYTES = 103 if os.uname().sysname == "Darwin" else 107
+SHORT_SOCKET_ROOT = "/tmp"  # the long-path fallback's parent (tests point it at a tmp folder)
 TRUE_WORDS = {"true", "yes", "on", "1"}
 FALSE_WORDS = {"false", "no", "off", "0"}
 
@@ -40,6 +41,13 @@ def find_store_root(
     chosen = explicit or env.get("MEMCTL_STORE")
     if chosen:
         path = os.path.realpath(os.path.expanduser(chosen))
+        inner = os.path.join(path, STORE_DIRNAME)
+        if os.path.basename(path) != STORE_DIRNAME and os.path.isdir(inner):
+            path = inner
+        if os.path.basename(path) != STORE_DIRNAME and not os.path.isfile(
+            os.path.join(path, "config.yaml")
+        ):
+            return None  # not a store: the in-process path says so
         return path if os.path.isdir(path) else None
     if not upward:
         return None
@@ -88,7 +96,7 @@ def socket_path(env: Mapping[str, str]) -> str:
     if len(os.fsencode(candidate)) <= MAX_SOCKET_PATH_BYTES:
         return candidate
     name = f"{zlib.crc32(os.fsencode(folder)):08x}{zlib.adler32(os.fsencode(folder)):08x}.sock"
-    return os.path.join("/tmp", f"memctl-{os.getuid()}", name)
+    return os.path.join(SHORT_SOCKET_ROOT, f"memctl-{os.getuid()}", name)
 
 
 def lock_path(env: Mapping[str, str]) -> str:
@@ -119,9 +127,53 @@ def private_dir(folder: StrPath) -> bool:
         info = os.lstat(folder)
     except OSError:
         return False
-    import stat
-
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0
+
+
+NO_ENGINE = "no engine yet"
+
+
+def _owned_private(path: str, kind: str) -> str | None:
+    """None when `path` is this user's own (lstat: a symlink is never followed) and closed to
+    group and others; else why not. FileNotFoundError passes through."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return f"{kind} {path} is a symlink"
+    if info.st_uid != os.getuid():
+        return f"{kind} {path} belongs to uid {info.st_uid}"
+    if kind == "folder" and not stat.S_ISDIR(info.st_mode):
+        return f"{kind} {path} is not a folder"
+    if kind == "folder" and info.st_mode & 0o077:
+        return f"{kind} {path} is open to other users (mode {stat.S_IMODE(info.st_mode):o})"
+    if kind == "socket" and not stat.S_ISSOCK(info.st_mode):
+        return f"{kind} {path} is not a socket"
+    return None
+
+
+def trusted_folder(folder: StrPath) -> bool:
+    """An existing real folder (not a symlink) owned by this user and closed to others; never
+    creates it. Only such a folder holds a socket the client talks to, or a log it writes."""
+    try:
+        return _owned_private(os.fspath(folder), "folder") is None
+    except OSError:
+        return False
+
+
+def engine_problem(env: Mapping[str, str]) -> str | None:
+    """Why the client must not talk to the socket it would use (NO_ENGINE: none is there yet);
+    None when the engine's folder, the socket's folder and the socket file pass the checks the
+    engine itself makes: owned by this user, not open to group or others, not a symlink."""
+    path = socket_path(env)
+    try:
+        for folder in dict.fromkeys((engine_dir(env), os.path.dirname(path))):
+            problem = _owned_private(folder, "folder")
+            if problem:
+                return problem
+        return _owned_private(path, "socket")
+    except FileNotFoundError:
+        return NO_ENGINE
+    except OSError as exc:
+        return f"cannot check {path}: {exc.strerror}"
 
 
 def private_socket_dir(path: StrPath) -> bool:
@@ -222,6 +274,37 @@ def server_auto(raw: bytes, root: StrPath) -> bool:
                 return _truth(found, root)
         return True
     return True
+
+
+NO_VALUE_WORDS = {b"", b"null", b"~", b"none", b"''", b'""'}
+
+
+def llm_configured(raw: bytes, env: Mapping[str, str]) -> bool:
+    """Might this store's commands call a model (MEMCTL_LLM_MODEL, or an `llm:` section with a
+    `model:` value)? When the config is written in a way this line reader does not follow, yes:
+    the model keys then travel, as a model would need them."""
+    if env.get("MEMCTL_LLM_MODEL", "").strip():
+        return True
+    if b"llm" not in raw:
+        return False
+    lines = raw.splitlines()
+    for number, line in enumerate(lines):
+        rest = _after(line, b"llm")
+        if rest is None:
+            continue
+        if not _is_comment_or_empty(rest):
+            return True  # a flow mapping or something stranger: assume a model
+        for inner in lines[number + 1 :]:
+            if inner.strip() == b"" or inner.lstrip().startswith(b"#"):
+                continue
+            if not inner[:1].isspace():
+                break
+            value = _after(inner.lstrip(), b"model")
+            if value is not None:
+                word = value.split(b"#", 1)[0].strip().lower()
+                if word not in NO_VALUE_WORDS:
+                    return True
+    return False
 
 
 def _truth(value: bytes, root: StrPath) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -21,8 +22,43 @@ from pathlib import Path
 
 from memctl.config import EmbeddingSettings, Store, open_store, read_config
 from memctl.server.budget import trim_heap
+from memctl.server.client import CommandLine
 from memctl.server.freshness import StoreWatch
 from memctl.service.retrieval.indexing import SyncTicket, set_freshness_guard
+
+# What `memctl init` leaves in every store; `.memory`: a project folder named by `--store`
+STORE_MARKERS = ("config.yaml", ".state", ".memory")
+
+
+def store_refusal(header: dict) -> str | None:
+    """Why the engine will not run a request for the store it names (None: it will). A store is
+    an existing folder of this user's that `memctl init` made (or named `.memory`), and a
+    command line naming `--store` must name that same folder: a crafted message cannot point
+    the engine at a folder no client would have chosen (and so make it write an index there)."""
+    store, cwd = header.get("store"), header.get("cwd")
+    if not isinstance(store, str) or not os.path.isabs(store) or not os.path.isdir(store):
+        return "no such store"
+    root = os.path.realpath(store)
+    try:
+        if os.stat(root).st_uid != os.getuid():
+            return "the store belongs to another user"
+    except OSError:
+        return "no such store"
+    named = os.path.basename(root) == ".memory"
+    if not named and not any(os.path.lexists(os.path.join(root, m)) for m in STORE_MARKERS):
+        return "not a memctl store"
+    argv = header.get("argv")
+    if not isinstance(argv, list) or not all(isinstance(arg, str) for arg in argv):
+        return "malformed command line"
+    chosen = CommandLine(argv).store
+    if chosen is not None:
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            return "malformed working directory"
+        given = os.path.realpath(os.path.join(cwd, os.path.expanduser(chosen)))
+        # Why the inner folder too: `--store PROJECT` names the store PROJECT/.memory
+        if root not in (given, os.path.realpath(os.path.join(given, ".memory"))):
+            return "the command line names another store"
+    return None
 
 
 class StoreGone(Exception):

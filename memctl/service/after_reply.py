@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 Work = Callable[[], object]  # what it returns is not used
 
@@ -34,3 +35,27 @@ def collected() -> Iterator[list[Work]]:
         yield _pending
     finally:
         _pending = outer
+
+
+def index_after_write(index_dir: Path, work: Work) -> Work:
+    """`work` (indexing memory files already on disk), except that a write the disk refuses
+    (full, the file-size limit, the quota) leaves the index behind with a warning instead of
+    failing a command whose memory landed: it reports success exactly when the file is saved."""
+
+    def run() -> None:
+        from memctl.store.disk_limits import storage_limit
+        from memctl.store.files import note_problem
+
+        try:
+            work()
+        except Exception as exc:
+            limit = storage_limit(exc, index_dir)
+            if limit is None:
+                raise
+            note_problem(
+                str(index_dir),
+                f"not indexed: {limit}; the memory file is saved, and `memctl index` "
+                "catches up once there is room",
+            )
+
+    return run

@@ -62,7 +62,13 @@ def project_at(folder: Path) -> tuple[Path, str]:
 
 def code_tree(store: Store, persist: bool = True) -> CodeTree:
     """The project's code now; `persist=False` keeps its symbol index out of `.state/`."""
-    return working_tree(project_of(store)[0], store.state_dir if persist else None)
+    from memctl.service.memories.redaction import redact_for_store
+
+    return working_tree(
+        project_of(store)[0],
+        store.state_dir if persist else None,
+        lambda text: redact_for_store(store, text).text,
+    )
 
 
 def propose_for(store: Store, text: str) -> Proposal:
@@ -202,8 +208,23 @@ class GitRenames:
         return why
 
 
+# Anchors (paths and symbols) checked per store and run: past it, a warning names what was not.
+MAX_ANCHORS_PER_STORE = 5000
+
+
+@dataclass(frozen=True)
+class StaleReport:
+    stale: list[StaleMemory]
+    warnings: list[str]  # anchors left unchecked by the cost limits, each naming its file
+
+
 def stale_memories(stores: list[tuple[str, Store]], persist: bool = True) -> list[StaleMemory]:
     """Every anchored memory (of this project) whose paths or symbols the code no longer has."""
+    return stale_report(stores, persist).stale
+
+
+def stale_report(stores: list[tuple[str, Store]], persist: bool = True) -> StaleReport:
+    """`stale_memories`, and what the cost limits kept out of the check."""
     from memctl.service.retrieval.anchor_table import anchor_entries
 
     project = stores[0][1]
@@ -211,16 +232,30 @@ def stale_memories(stores: list[tuple[str, Store]], persist: bool = True) -> lis
     renames = GitRenames(project)
     name = project_of(project)[1]
     found = []
+    warnings: list[str] = []
     for label, store in stores:
+        checked, unchecked = 0, []
         for entry in anchor_entries(store, persist):
+            warnings += [f"{store.root / entry.relpath}: {note}" for note in entry.limits]
             if entry.project not in (None, name) or not (
                 entry.anchors.paths or entry.anchors.symbols
             ):
                 continue
+            checked += len(entry.anchors.paths) + len(entry.anchors.symbols)
+            if checked > MAX_ANCHORS_PER_STORE:
+                unchecked.append(str(store.root / entry.relpath))
+                continue
             why = renames.staleness(entry.anchors, tree)
             if why:
                 found.append(StaleMemory(entry.id, entry.title, entry.relpath, label, why))
-    return found
+        if unchecked:
+            warnings.append(
+                f"{unchecked[0]}"
+                + (f" and {len(unchecked) - 1} more memories" if len(unchecked) > 1 else "")
+                + f": anchors not checked; the {label} store has over {MAX_ANCHORS_PER_STORE:,} "
+                "paths and symbols"
+            )
+    return StaleReport(found, warnings)
 
 
 def carry_renames(store: Store, old: str | None = None, new: str | None = None) -> list[str]:

@@ -10,12 +10,12 @@ checked before the first write, so a bad plan writes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from memctl.config import LLMSettings, Store
-from memctl.core.conversation import Turn
-from memctl.core.errors import UsageError
+from memctl.core.conversation import Candidate, ToolCall, Turn
+from memctl.core.errors import MemctlError, UsageError
 from memctl.core.extract_llm import build_messages, checker
 from memctl.core.extract_rules import extract_candidates
 from memctl.core.history import current_text
@@ -34,6 +34,10 @@ from memctl.service.memories.batch import BatchItem, save_batch
 from memctl.service.memories.redaction import redact_for_store
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index
 
+# Front matter key: the transcript lines a learned memory came from (`session:<id>#L3-L9`).
+LEARNED_FROM = "learned_from"
+CARRIED_KEYS = ("commands", "paths", LEARNED_FROM)
+
 
 @dataclass
 class PlanItem:
@@ -51,6 +55,8 @@ class PlanItem:
     subject: str | None = None
     store: str | None = None  # "project" or "user" when a user store exists; None: the one store
     origin: str | None = None  # whose words (core.provenance); None: what `source` implies
+    # anchors (`commands`, `paths`) and `learned_from` the memory is written with
+    carried: dict[str, Any] = field(default_factory=dict)
 
     @property
     def target_label(self) -> str:
@@ -64,6 +70,8 @@ class PlanItem:
             del data["store"]  # Why: with one store there is nothing to choose; output as before
         if self.origin is None:
             del data["origin"]
+        if not self.carried:
+            del data["carried"]
         return data
 
 
@@ -78,6 +86,7 @@ class ExtractResult:
     applied: list[dict[str, Any]] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -92,6 +101,8 @@ class ExtractResult:
         }
         if self.usage is not None:
             data["usage"] = self.usage
+        if self.warning:
+            data["warning"] = self.warning
         return data
 
 
@@ -106,11 +117,23 @@ def extract(
     user_store: Store | None = None,
     sync: bool = True,
     tool_outputs: Sequence[tuple[str, str]] = (),
+    tool_calls: Sequence[ToolCall] = (),
+    session: str = "",
+    tool_output_lines: Sequence[int] = (),
+    fallback_to_rules: bool = False,
 ) -> ExtractResult:
     """Plan the memories a conversation states and, unless `dry_run`, write them.
 
     `tool_outputs` (origin, text): what tools returned in the conversation; an item that copies
     their words keeps their (untrusted) origin (core.provenance.borrowed_origin).
+    `fallback_to_rules`: when the model fails, extract by rules instead of failing (a hook's
+    ingest must not lose the session; `memctl extract` says what failed).
+    `tool_output_lines`: the transcript line of each tool output, when known: a user's
+    words are then checked only against what tools said before them (a commit message the
+    agent wrote from the user's words later does not make them the tool's).
+    `tool_calls`: the agent's tool calls, from which the offline path learns the project's
+    commands and gotchas (core.extract_commands). `session`: the transcript's session id,
+    recorded with each memory's transcript lines (`learned_from: session:<id>#L<a>-L<b>`).
 
     `use_llm`: None means "if one is configured". `mock_response` goes to litellm's mock path.
     `user_store`: what is about the person goes there (config `routing:`), the rest here.
@@ -127,15 +150,26 @@ def extract(
     stores = Targets(store, user_store)
     for each in stores.all():
         sync_index(each)
+    warning = None
+    plan: list[PlanItem] = []
+    usage, mode = None, "rules"
     if settings is not None and use_llm is not False:
-        plan, usage = _llm_plan(stores, turns, settings, mock_response, tool_outputs)
-        mode = "llm"
-    else:
-        plan, usage, mode = _rules_plan(stores, turns, tool_outputs), None, "rules"
+        mock = mock_response if mock_response is not None else settings.mock_response
+        try:
+            plan, usage = _llm_plan(stores, turns, settings, mock, tool_outputs, tool_calls)
+            mode = "llm"
+        except MemctlError as exc:
+            if use_llm or not fallback_to_rules:
+                raise
+            # Why: a hook's ingest must not lose the session because the model failed once.
+            warning = f"LLM extraction failed, extracted by rules instead: {exc}"
+    if mode == "rules":
+        plan = _rules_plan(stores, turns, tool_outputs, tool_calls, session, tool_output_lines)
     plan, skipped = _vet(stores, plan)
     result = ExtractResult(
         source, mode, len(turns), plan, dry_run, skipped, redacted=redacted, usage=usage
     )
+    result.warning = warning
     if not dry_run:
         result.applied = apply_plan(store, plan, user_store, sync=sync)
     return result
@@ -181,7 +215,7 @@ def _redacted_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], dict[s
         redaction = redact_for_store(store, turn.content)
         for kind, n in redaction.counts.items():
             counts[kind] = counts.get(kind, 0) + n
-        cleaned.append(Turn(turn.role, redaction.text, turn.timestamp))
+        cleaned.append(replace(turn, content=redaction.text))
     return cleaned, counts
 
 
@@ -189,9 +223,24 @@ def _redacted_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], dict[s
 
 
 def _rules_plan(
-    stores: Targets, turns: list[Turn], tool_outputs: Sequence[tuple[str, str]] = ()
+    stores: Targets,
+    turns: list[Turn],
+    tool_outputs: Sequence[tuple[str, str]] = (),
+    tool_calls: Sequence[ToolCall] = (),
+    session: str = "",
+    tool_output_lines: Sequence[int] = (),
 ) -> list[PlanItem]:
-    candidates = extract_candidates(turns)
+    from memctl.core.extract_commands import command_candidates
+
+    candidates = extract_candidates(turns) + command_candidates(tool_calls, home_folder())
+
+    def outputs_before(candidate: Candidate) -> Sequence[tuple[str, str]]:
+        if not candidate.line or len(tool_output_lines) != len(tool_outputs):
+            return tool_outputs
+        return [
+            o for o, at in zip(tool_outputs, tool_output_lines, strict=True) if at < candidate.line
+        ]
+
     proposed = [
         (
             stamp_origin(
@@ -200,15 +249,39 @@ def _rules_plan(
                     type=c.type,
                     confidence=c.confidence,
                     source=c.source,
-                    extra={"subject": c.subject_key},
+                    extra=_candidate_extra(c, session),
                 ),
-                borrowed_origin(f"{c.evidence}\n{c.text}", tool_outputs) or c.origin,
+                # Why not for commands: the agent ran them; a tool printing the same words
+                # (a script echoing its own name) does not make them the tool's.
+                c.origin
+                if c.commands
+                else borrowed_origin(f"{c.evidence}\n{c.text}", outputs_before(c)) or c.origin,
             ),
             "",
         )
         for c in candidates
     ]
     return _dedup_plan(stores, proposed)
+
+
+def _candidate_extra(candidate: Candidate, session: str) -> dict[str, Any]:
+    """Front matter a candidate brings: its subject, anchors and transcript lines."""
+    extra: dict[str, Any] = {"subject": candidate.subject_key}
+    if candidate.commands:
+        extra["commands"] = list(candidate.commands)
+    if candidate.paths:
+        extra["paths"] = list(candidate.paths)
+    if session and candidate.line:
+        last = max(candidate.last_line, candidate.line)
+        extra[LEARNED_FROM] = f"session:{session}#L{candidate.line}-L{last}"
+    return extra
+
+
+def home_folder() -> str:
+    """The user's home folder, written as `~` in what is learned from commands."""
+    import os
+
+    return os.path.expanduser("~") if os.path.expanduser("~") != "~" else ""
 
 
 def _dedup_plan(
@@ -259,6 +332,7 @@ def _item(memory: Memory, decision: Decision, earlier: dict[str, int], note: str
         memory.source,
         subject=memory.extra.get("subject"),
         origin=recorded_origin(memory),
+        carried={key: memory.extra[key] for key in CARRIED_KEYS if key in memory.extra},
     )
     if decision.target is None:
         item.reason = note or "new"
@@ -289,6 +363,7 @@ def _llm_plan(
     settings: LLMSettings,
     mock_response,
     tool_outputs: Sequence[tuple[str, str]] = (),
+    tool_calls: Sequence[ToolCall] = (),
 ) -> tuple[list[PlanItem], dict]:
     from memctl.integrations.llm import complete_json
 
@@ -329,6 +404,19 @@ def _llm_plan(
                     origin=borrowed,
                 )
             )
+    # Why also here: the model sees the conversation, not the tool calls; the commands that
+    # worked come from those, the same way as offline.
+    from memctl.core.extract_commands import command_candidates
+
+    for candidate in command_candidates(tool_calls, home_folder()):
+        memory = build_memory(
+            candidate.text,
+            type=candidate.type,
+            confidence=candidate.confidence,
+            source=candidate.source,
+            extra=_candidate_extra(candidate, ""),
+        )
+        proposed.append((stamp_origin(memory, candidate.origin), ""))
     return _dedup_plan(stores, proposed), reply.usage()
 
 
@@ -394,7 +482,13 @@ def _anchored(project: Store, item: PlanItem, extra: dict[str, Any], to_user: bo
 
     if item.op == "ADD" and not item.target_id:
         try:
-            extra = anchored_extra(extra, propose_for(project, item.text).anchors)
+            # Why the item's own anchors win: a command learned from a tool call is exact.
+            extra = anchored_extra(
+                extra,
+                propose_for(project, item.text).anchors,
+                commands=extra.get("commands"),
+                paths=extra.get("paths"),
+            )
         except OSError:
             pass  # no code tree to read: no anchors, the memory is still written
     return bound_to_project(project, item.type, item.text, extra) if to_user else extra
@@ -422,8 +516,11 @@ def apply_plan(
             "confidence": item.confidence,
             "source": item.source,
         }
-        if item.subject:
-            fields["extra"] = {"subject": item.subject}
+        if item.subject or item.carried:
+            fields["extra"] = {
+                **({"subject": item.subject} if item.subject else {}),
+                **item.carried,
+            }
         # Why: an item about an earlier one goes where that one was written.
         label = earlier[0] if earlier is not None and not item.target_id else item.store
         target_store = stores.get(label)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +35,19 @@ _SKIP_DIRS = frozenset(
 )
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _SYMBOL_SHAPE = re.compile(r"^_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+|[a-z0-9][A-Z])[A-Za-z0-9_]*$")
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: symbols redacted like memories
+_WORD_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Lines worth the redactor's time: a long token with a digit, or a word secrets come with.
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9/+_=-]{16,}")
+_SECRET_WORD = re.compile(r"(?i:secret|token|passw|pwd|key|credential|auth|bearer|private)")
+
+
+def _risky(line: str) -> bool:
+    if _SECRET_WORD.search(line):
+        return True
+    return any(any(c.isdigit() for c in m.group(0)) for m in _LONG_TOKEN.finditer(line))
+
+
 MEMO_SECONDS = 2.0  # a resident process re-lists the tree at most this often
 
 
@@ -46,6 +59,7 @@ class CodeTree:
     files: dict[str, str]
     read: Callable[[str], bytes | None]
     cache_path: Path | None = None
+    redact: Callable[[str], str] | None = None  # what a memory's text goes through
     _present: dict[str, bool] = field(default_factory=dict)
     _symbols: frozenset[str] | None = None
 
@@ -75,7 +89,7 @@ class CodeTree:
         for path, key in self.files.items():
             if key not in blobs:
                 blobs[key] = sorted(
-                    w.decode() for w in _words(self.read(path)) if is_indexed_symbol(w.decode())
+                    word for word in self._kept_words(self.read(path)) if is_indexed_symbol(word)
                 )
                 changed = True
         live = set(self.files.values())
@@ -84,6 +98,22 @@ class CodeTree:
             _save_cache(self.cache_path, {"version": CACHE_VERSION, "blobs": blobs})
         self._symbols = frozenset(word for words in blobs.values() for word in words)
         return self._symbols
+
+    def _kept_words(self, data: bytes | None) -> set[str]:
+        """The words of a file, less those the redactor takes out of its risky lines: the
+        symbol index is derived state and holds no secret a memory could not."""
+        words = {w.decode() for w in _words(data)}
+        if not words or self.redact is None or data is None:
+            return words
+        text = data.decode("utf-8", "replace")
+        risky = "\n".join(line for line in text.splitlines() if _risky(line))
+        if not risky:
+            return words
+        redacted = self.redact(risky)
+        if redacted == risky:
+            return words
+        removed = set(_WORD_TEXT.findall(risky)) - set(_WORD_TEXT.findall(redacted))
+        return words - removed
 
     @classmethod
     def at_commit(cls, repo: Path, commit: str, cache_path: Path | None = None) -> CodeTree:
@@ -112,8 +142,12 @@ _MEMO: dict[tuple[Path, Path | None], tuple[float, tuple[int, int], CodeTree]] =
 _MEMO_LOCK = threading.Lock()
 
 
-def working_tree(root: Path, state_dir: Path | None) -> CodeTree:
-    """The files under `root` now (git's view when it is a repository), memoised briefly."""
+def working_tree(
+    root: Path, state_dir: Path | None, redact: Callable[[str], str] | None = None
+) -> CodeTree:
+    """The files under `root` now (git's view when it is a repository), memoised briefly.
+    `redact`: what the symbol index's words pass through (the store's redaction; by default
+    every kind memctl redacts)."""
     stamp = _index_stamp(root)
     now = time.monotonic()
     cache = state_dir / CACHE_NAME if state_dir is not None else None
@@ -126,10 +160,17 @@ def working_tree(root: Path, state_dir: Path | None) -> CodeTree:
         files = _walked_files(root)
     # Why: the memories themselves name the symbols; they must not keep them alive.
     files = {path: key for path, key in files.items() if not path.startswith(_STORE_PREFIX)}
-    tree = CodeTree(root, files, lambda path: _read_file(root / path), cache)
+    tree = CodeTree(root, files, lambda path: _read_file(root, path), cache, redact or _redacted)
     with _MEMO_LOCK:
         _MEMO[(root, cache)] = (now, stamp, tree)
     return tree
+
+
+def _redacted(text: str) -> str:
+    """Every kind of secret and personal data out of `text` (the defaults of `redaction`)."""
+    from memctl.core.redact import redact
+
+    return redact(text).text
 
 
 def _index_stamp(root: Path) -> tuple[int, int]:
@@ -194,13 +235,33 @@ def _stat_key(path: Path) -> str:
     return f"stat:{info.st_size}:{info.st_mtime_ns}"
 
 
-def _read_file(path: Path) -> bytes | None:
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _read_file(root: Path, relpath: str) -> bytes | None:
+    """A file of the tree, when it is a regular file of at most MAX_FILE_BYTES inside `root`.
+
+    Why so careful: the tree is what a pull brings. A committed symlink may lead to
+    `~/.aws/credentials` (outside the project: not read) or `/dev/zero` (not a file: not read),
+    and a FIFO would block open() (O_NONBLOCK returns at once; fstat says what it is)."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+        path = (root / relpath).resolve(strict=True)  # every link on the way, not just the last
+        if not path.is_relative_to(root.resolve()):
             return None
-        return path.read_bytes()
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, RuntimeError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        return data if len(data) <= MAX_FILE_BYTES else None
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def _blob_reader(repo: Path, files: dict[str, str]) -> Callable[[str], bytes | None]:

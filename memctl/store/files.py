@@ -10,6 +10,7 @@ import re
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -42,6 +43,11 @@ _scan_problems: dict[str, dict] = {}
 
 def _scan_problem(path: str, problem: str) -> None:
     _scan_problems.setdefault(path, {"path": path, "line": 0, "problem": problem})
+
+
+def note_problem(path: str, problem: str) -> None:
+    """Queue a warning about `path` for the command to print once (see drain_scan_problems)."""
+    _scan_problem(path, problem)
 
 
 def note_lenient_values(path: Path | str, memory: Memory) -> None:
@@ -100,6 +106,8 @@ def scan_files(root: Path, include_archived: bool = True) -> dict[str, FileStat]
                 ):
                     continue
                 stack.append((Path(entry.path), f"{prefix}{name}/"))
+            elif name.startswith(".") and is_temp_name(name):
+                remove_stale_temp_file(Path(entry.path))  # Why: left by a killed write
             elif is_memory_filename(name) and not (not prefix and name in _ROOT_FILES):
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -197,6 +205,30 @@ def path_for(root: Path, memory: Memory) -> Path:
 
 
 _deferring = threading.local()  # .folders: the folders a deferring block will sync, if any
+_observing = threading.local()  # .callback: told of each memory file about to be replaced
+
+
+@contextlib.contextmanager
+def observing_writes(callback) -> Iterator[None]:
+    """Within the block (this thread), `callback(path, data)` runs before each memory file
+    write is renamed into place: a journal of intent that a crash cannot get ahead of."""
+    outer = getattr(_observing, "callback", None)
+    _observing.callback = callback
+    try:
+        yield
+    finally:
+        _observing.callback = outer
+
+
+def current_write_observer():
+    """This thread's `observing_writes` callback, if any (a burst carries it to its saver)."""
+    return getattr(_observing, "callback", None)
+
+
+def _about_to_replace(path: Path, data: bytes) -> None:
+    callback = getattr(_observing, "callback", None)
+    if callback is not None:
+        callback(path, data)
 
 
 @contextlib.contextmanager
@@ -254,6 +286,77 @@ def check_inside_store(path: Path, root: Path | None = None) -> None:
         raise OutsideStore(path, real_folder)
 
 
+# `.NAME.PID.RANDOM.tmp`: the temp file of an atomic write by process PID. One whose process is
+# gone was left by a kill; the next scan removes it (see remove_stale_temp_file).
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[A-Za-z0-9_]+\.tmp$")
+_OLD_TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # before the pid was in the name
+OLD_TEMP_AFTER_S = 3600.0
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.{os.getpid()}."
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive, not ours to judge
+    return True
+
+
+def is_temp_name(name: str) -> bool:
+    """Is this the name of an atomic write's temp file?"""
+    return bool(_TEMP_NAME.match(name) or _OLD_TEMP_NAME.match(name))
+
+
+def remove_stale_temp_file(path: Path) -> bool:
+    """Remove the temp file of an atomic write whose process is gone (killed mid-write; the
+    file it was replacing is whole, old or new). True if removed."""
+    match = _TEMP_NAME.match(path.name)
+    try:
+        if match:
+            if _process_alive(int(match.group(1))):
+                return False
+        elif not (_OLD_TEMP_NAME.match(path.name)) or (
+            time.time() - path.lstat().st_mtime < OLD_TEMP_AFTER_S
+        ):
+            return False
+        path.unlink()
+    except OSError:
+        return False
+    return True
+
+
+def remove_stale_temp_files(folder: Path) -> int:
+    """remove_stale_temp_file for each temp file directly in `folder`; how many went."""
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if is_temp_name(entry.name) and entry.is_file(follow_symlinks=False):
+                removed += remove_stale_temp_file(Path(entry.path))
+    return removed
+
+
+@contextlib.contextmanager
+def _disk_refusals(path: Path) -> Iterator[None]:
+    """A write the disk refuses (full, the file-size limit, the quota) raises StorageFull
+    naming `path` and the limit; any other error passes unchanged."""
+    try:
+        yield
+    except OSError as exc:
+        from memctl.store.disk_limits import refused_write
+
+        refused = refused_write(exc, path)
+        if refused is None:
+            raise
+        raise refused from exc
+
+
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     """Temp file in the same folder, fsync, rename: a crash never leaves half a file.
 
@@ -263,21 +366,22 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     without: the rename still never shows a reader half a file.
     """
     check_inside_store(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = file_mode(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with _disk_refusals(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = file_mode(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
+        try:
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                if durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
     if not durable:
         return
     deferred = getattr(_deferring, "folders", None)
@@ -296,10 +400,11 @@ def replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
     edit saved in the microseconds between the last comparison and the rename is seen and put
     back, and the merge redone on it (elsewhere that window stays open)."""
     check_inside_store(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with _disk_refusals(path):
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
     try:
         os.fchmod(fd, file_mode(path))
-        with os.fdopen(fd, "wb") as handle:
+        with _disk_refusals(path), os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -310,6 +415,7 @@ def replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
         if current != expected:
             os.unlink(tmp)
             return False
+        _about_to_replace(path, data)
         if not _exchange(tmp, path):
             os.replace(tmp, path)
         elif not _kept(Path(tmp), path, data, expected):
@@ -392,6 +498,7 @@ def write_memory(path: Path, memory: Memory, max_bytes: int | None = None) -> by
     data = render_memory(memory)
     if max_bytes is not None:
         check_file_size(data, max_bytes)
+    _about_to_replace(path, data)
     atomic_write(path, data)
     return data
 

@@ -73,12 +73,8 @@ def run_git(root: Path, *args: str, timeout: float | None = None) -> bytes:
 
 
 def arrived_files(root: Path, old: str, new: str, under: str) -> list[tuple[str, str, str]]:
-    """(path, author, commit) of files under `under` that commits in old..new changed, the last
-    such commit of each written by someone other than this clone's `user.email`."""
-    try:
-        me = run_git(root, "config", "user.email").decode().strip().lower()
-    except MemctlError:
-        me = ""
+    """(path, author, commit) of files under `under` that commits in old..new changed, with the
+    author of the last such commit. Every author counts: an e-mail is whatever a commit says."""
     changed = run_git(
         root, "diff", "--name-only", "-z", "--diff-filter=AMR", old, new, "--", under or "."
     )
@@ -90,6 +86,6 @@ def arrived_files(root: Path, old: str, new: str, under: str) -> list[tuple[str,
         last = run_git(root, "log", "-1", "--format=%H%x00%an%x00%ae", f"{old}..{new}", "--", path)
         commit, _, rest = last.decode("utf-8", errors="replace").strip().partition("\0")
         name, _, email = rest.partition("\0")
-        if commit and email.lower() != me:
+        if commit:
             found.append((path, name or email, commit))
     return found

@@ -44,12 +44,17 @@ def table_problem(
         return None
     try:
         dataset = index.dataset()
-        data_dir = Path(index.table_dir) / "data"
+        table_dir = Path(index.table_dir)
+        data_dir = table_dir / "data"
+        committed = _committed_at(table_dir, dataset.version)
         for fragment in dataset.get_fragments():
             for data_file in fragment.data_files():
-                problem = _data_file_problem(data_dir, data_file)
+                problem = _data_file_problem(data_dir, data_file, committed)
                 if problem:
                     return problem
+        problem = _index_files_problem(table_dir, dataset, committed)
+        if problem:
+            return problem
         if expected_rows is not None:
             rows = dataset.count_rows(filter="chunk = 0")
             if rows != expected_rows:
@@ -62,15 +67,52 @@ def table_problem(
     return None
 
 
-def _data_file_problem(data_dir: Path, data_file) -> str | None:
+def _data_file_problem(data_dir: Path, data_file, committed: int | None) -> str | None:
     path = data_dir / data_file.path
     try:
-        size = os.stat(path).st_size
+        info = os.stat(path)
     except OSError:
         return f"data file {data_file.path} is missing"
     expected = getattr(data_file, "file_size_bytes", None)
-    if expected and size != expected:
-        return f"data file {data_file.path} has {size} bytes, {expected} expected"
+    if expected and info.st_size != expected:
+        return f"data file {data_file.path} has {info.st_size} bytes, {expected} expected"
+    if committed is not None and info.st_mtime_ns > committed:
+        return f"data file {data_file.path} changed after the index was written"
+    return None
+
+
+# Why mtimes: lance never rewrites a file of a committed version (it writes data and index
+# files, then the version's manifest). So a file the opened version uses that is newer than
+# that manifest was written to by someone else: bytes changed in place, which sizes miss and
+# decoding often misses too (a float is a float), while searches quietly answer differently.
+
+
+def _committed_at(table_dir: Path, version: int) -> int | None:
+    """When the manifest of `version` was written (ns); None when it cannot be found."""
+    for name in (f"{(1 << 64) - 1 - version}.manifest", f"{version}.manifest"):
+        try:
+            return os.stat(table_dir / "_versions" / name).st_mtime_ns
+        except OSError:
+            continue
+    return None
+
+
+def _index_files_problem(table_dir: Path, dataset, committed: int | None) -> str | None:
+    """A file of the version's search indexes changed after it was committed."""
+    if committed is None:
+        return None
+    uuids = [
+        getattr(segment, "uuid", None)
+        for described in dataset.describe_indices()
+        for segment in getattr(described, "segments", ())
+    ]
+    for uuid in uuids:
+        folder = table_dir / "_indices" / str(uuid)
+        if not uuid or not folder.is_dir():
+            continue
+        for path in folder.iterdir():
+            if path.stat().st_mtime_ns > committed:
+                return f"search index file {path.name} changed after the index was written"
     return None
 
 

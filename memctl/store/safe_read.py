@@ -13,10 +13,50 @@ import os
 import stat
 from pathlib import Path
 
-from memctl.core.errors import InvalidMemoryFile
+from memctl.core.errors import InvalidMemoryFile, MemctlError
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+_OUTSIDE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+class InputFileRefused(MemctlError):
+    """A file named from outside (a hook's transcript, an import) memctl will not read."""
+
+    kind = "input_refused"
+
+
+def read_input_file(path: Path, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a file a person or an agent named (an import, a transcript, a file to
+    extract from): only a regular file, at most `max_bytes`. A device (`/dev/zero`), a named
+    pipe, a socket or a folder is refused, also behind a symlink, and never waited on.
+    OSError when it is missing or unreadable."""
+    # Why O_NONBLOCK: opening a FIFO for reading waits for a writer; this returns at once and
+    # fstat then says what was opened, whatever it was swapped for after a check.
+    fd = os.open(path, _OUTSIDE_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputFileRefused(
+                f"{path} is {_kind(info.st_mode)}, not a regular file; memctl reads only files."
+            )
+        if info.st_size > max_bytes:
+            raise InputFileRefused(_input_too_big(path, info.st_size, max_bytes))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise InputFileRefused(_input_too_big(path, len(data), max_bytes))
+    return data
+
+
+def _input_too_big(path: Path, size: int, max_bytes: int) -> str:
+    return (
+        f"{path} is {size:,} bytes or more, over limits.max_input_bytes ({max_bytes:,}); "
+        "split it, or raise the limit in config.yaml."
+    )
 
 
 def read_store_file(root: Path, relpath: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
@@ -61,6 +101,11 @@ def _link_target_inside(root: Path, path: Path) -> Path:
             path, 1, f"symlink to {target}, outside the store; memctl does not follow it"
         )
     return target
+
+
+def file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a named pipe", ...); None for a file."""
+    return None if stat.S_ISREG(mode) else _kind(mode)
 
 
 def _kind(mode: int) -> str:

@@ -6,6 +6,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store, user_store_or_fail
+from memctl.config import read_environment
 from memctl.core.errors import UsageError
 from memctl.core.input_limits import InputRefused
 from memctl.core.memory import MEMORY_TYPES
@@ -173,6 +174,7 @@ def add_command(
         confidence=confidence,
         dedup=not no_dedup,
         extra=anchors.extra or None,
+        request_id=read_environment().request_id,
     )
     if as_json:
         proposed = anchors.proposed.anchors.to_dict() if anchors.proposed else None

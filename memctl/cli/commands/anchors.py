@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from memctl.cli.output import handles_errors, print_json, stdout
+from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_stores, store_only_option
 
 
@@ -21,9 +21,12 @@ def stale_command(
     anchors along (at `memctl index` and in the post-merge/post-checkout hooks).
     Example: memctl stale --json
     """
-    from memctl.service.anchoring import stale_memories
+    from memctl.service.anchoring import stale_report
 
-    stale = stale_memories(current_stores(ctx, store_only))
+    report = stale_report(current_stores(ctx, store_only))
+    for warning in report.warnings:
+        stderr.print(f"Warning: {warning}", markup=False)
+    stale = report.stale
     if as_json:
         print_json([item.to_dict() for item in stale])
         return

@@ -66,6 +66,12 @@ def export_command(
             f"Exported {counted(result.exported, 'memory', 'memories')}{note}: {where}",
             markup=False,
         )
+        if result.quarantined:
+            stdout.print(
+                f"{result.quarantined} quarantined memor"
+                f"{'y' if result.quarantined == 1 else 'ies'} left out: see `memctl review`.",
+                markup=False,
+            )
         for path in result.removed:
             stdout.print(f"Removed {path} (no memories of its type left)", markup=False)
     if result.problems:

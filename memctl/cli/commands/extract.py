@@ -59,8 +59,11 @@ def extract_command(
         text = sys.stdin.read()
         turns = read_conversation(text, source="<stdin>")
     else:
-        turns = read_conversation_file(file)
-        text = Path(file).read_bytes().decode("utf-8-sig", errors="replace")
+        from memctl.store.safe_read import read_input_file
+
+        limit = store.settings.limits.max_input_bytes
+        turns = read_conversation_file(file, limit)
+        text = read_input_file(Path(file), limit).decode("utf-8-sig", errors="replace")
     tool_outputs = read_tool_outputs(text)
     mock = (
         None

@@ -199,7 +199,11 @@ def _note_arrived(ctx: typer.Context, revisions: list[str]) -> None:
     new = repo_rev(repo, revisions[1])
     noted = note_git_arrivals(store, repo, revisions[0], new)
     if noted:
-        stderr.print(f"memctl: {noted} memory file(s) from teammates' commits noted.", markup=False)
+        stderr.print(
+            f"memctl: {noted} memory file(s) arrived through git; untrusted until you review "
+            "them: memctl review --all",
+            markup=False,
+        )
 
 
 def repo_rev(repo: Path, name: str) -> str:

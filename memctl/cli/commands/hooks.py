@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,19 @@ def status_report(cwd: Path, home: Path, check: bool = True) -> dict:
         }
     except MemctlError:
         pass
+    report["pending_ingests"] = _pending_ingests(cwd)
     return report
+
+
+def _pending_ingests(cwd: Path) -> list[dict]:
+    """Transcript ingests the hooks queued and did not finish, in the store here (if any)."""
+    from memctl.agents.claude_code_events import pending_ingests
+    from memctl.config import open_store
+
+    try:
+        return pending_ingests(open_store(None, cwd=cwd))
+    except MemctlError:
+        return []
 
 
 def portable_command_found() -> bool:
@@ -197,6 +210,19 @@ def print_status(report: dict) -> None:
         hooks = ", ".join(f"{name}: {state}" for name, state in report["git"]["hooks"].items())
         stdout.print(f"git hooks ({report['git']['hooks_dir']}): {hooks}", markup=False)
         stdout.print(f"git merge driver: {report['git']['merge_driver']}", markup=False)
+    pending = report.get("pending_ingests") or []
+    if pending:
+        oldest = time.strftime("%Y-%m-%d %H:%M", time.localtime(pending[0]["queued"]))
+        stdout.print(
+            f"Pending transcript ingests: {len(pending)} (oldest queued {oldest}); the next "
+            "session start finishes them, or `memctl hook ingest <job>` now:",
+            markup=False,
+        )
+        for entry in pending:
+            state = " (failed: see hooks.log)" if entry["state"] == "failed" else ""
+            stdout.print(f"  {entry['job']}{state}", markup=False)
+    else:
+        stdout.print("Pending transcript ingests: none")
     for warning in report["warnings"]:
         stderr.print(f"Warning: {warning}", markup=False)
 

@@ -25,8 +25,8 @@ from memctl.service.lifecycle.episodes import with_embeddings
 from memctl.service.lifecycle.session import FoldReport, end_idle_sessions, trim_sessions
 from memctl.service.memories.add import build_memory
 from memctl.service.memories.lookup import list_memories
-from memctl.service.provenance import gate_for
-from memctl.store.files import max_file_bytes, path_for, write_memory
+from memctl.service.provenance import gate_for, note_written_memories
+from memctl.store.files import max_file_bytes, path_for, remove_stale_temp_files, write_memory
 
 KNOWLEDGE_SYSTEM = (
     "You consolidate an AI agent's past episodes into one piece of reusable knowledge. Use only "
@@ -135,7 +135,11 @@ def consolidate(
 ) -> tuple[list[Consolidation], list[dict]]:
     settings = store.settings.compact
     min_size = settings.min_episodes
-    listing = list_memories(store)
+    if not dry_run:
+        remove_stale_temp_files(store.state_dir)
+    listing = list_memories(store)  # Why first: its scan removes temp files a kill left
+    if not dry_run:
+        finish_interrupted(store, listing.memories, now)
     candidates = consolidation_candidates(listing.memories)
     if len(candidates) < min_size:
         return [], listing.problems
@@ -290,7 +294,32 @@ def _write_knowledge(
     gate = gate_for(store)
     stamp_origin(memory, least_trusted(["agent", *(gate.origin(m) for m in members)]))
     write_memory(path_for(store.root, memory), memory, max_file_bytes(store))
+    note_written_memories(store, [(memory, None)])
     return memory
+
+
+def finish_interrupted(
+    store: Store, memories: Sequence[tuple[str, Memory]], now: float | None = None
+) -> list[str]:
+    """Roll forward a consolidation that was killed part way: its knowledge file is written
+    (it is written first), some of its episodes are not marked yet. Marks them; their ids."""
+    unmarked = {
+        m.id: (relpath, m)
+        for relpath, m in memories
+        if m.type == "episodic" and not m.extra.get("consolidated_into")
+    }
+    finished = []
+    for _, knowledge in memories:
+        if knowledge.type != "knowledge" or not knowledge.extra.get("consolidated_by"):
+            continue
+        for relation in knowledge.relations:
+            target = relation.get("target")
+            if relation.get("type") == "derived_from" and target in unmarked:
+                relpath, episode = unmarked.pop(target)
+                mark_consolidated(store, relpath, episode.id, knowledge.id, now)
+                episode.extra["consolidated_into"] = knowledge.id
+                finished.append(episode.id)
+    return finished
 
 
 def mark_consolidated(

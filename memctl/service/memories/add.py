@@ -9,6 +9,7 @@ moved on (another `version`, other bytes) since it was first read.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,8 +47,9 @@ from memctl.core.revisions import (
     revised,
 )
 from memctl.core.supersession import SUPERSEDING_TYPES, SupersedeLimits, supersedes
-from memctl.service.after_reply import later
+from memctl.service.after_reply import index_after_write, later
 from memctl.service.memories import write_queue
+from memctl.service.provenance import note_written_memories
 from memctl.service.retrieval.embedding import index_model
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
 from memctl.service.retrieval.indexing import index_text, open_index, sync_index, vectors_by_hash
@@ -64,6 +66,7 @@ from memctl.store.files import (
     write_memory,
 )
 from memctl.store.manifest import id_in_use
+from memctl.store.request_journal import fingerprint, journaling, landed, valid_request_id
 
 Change = Callable[[Memory], tuple[Memory, str]]
 
@@ -157,33 +160,84 @@ def add_memory(
     dedup: bool = True,
     update_of: str | None = None,
     duplicate_of: str | None = None,
+    request_id: str | None = None,
     **fields: Any,
 ) -> AddResult:
     """Write one memory file (atomically) and, unless told otherwise, index it.
+
+    `request_id` (the client's MEMCTL_REQUEST_ID) makes the add idempotent: run again with the
+    same id after its first run's write landed (an engine killed before it replied), it writes
+    nothing and answers with what landed (see store.request_journal).
 
     Secrets and personal data are redacted first (`redact=False` opts out for this call);
     low-value text raises LowValueContent unless `force`. With `dedup` a near duplicate is
     merged into the existing memory and a new value on the same subject updates it
     (save_memory below); `update_of` / `duplicate_of` name that memory directly.
     """
+    request_id = valid_request_id(request_id)
+    asked = fingerprint(
+        {"text": text, "fields": fields, "update_of": update_of, "duplicate_of": duplicate_of}
+    )
+    if request_id is not None:
+        prior = landed(store.root, store.state_dir, request_id, asked)
+        if prior is not None:
+            return _landed_result(store, prior, sync)
     memory, redacted = prepare_memory(store, text, redact=redact, force=force, **fields)
     # Why: an episode is an event (two alike are still two), a restored record keeps its id.
     searches = dedup and memory.type != "episodic" and not fields.get("memory_id")
-    queue = write_queue.active()
-    if queue is not None and sync and not (update_of or duplicate_of):
-        return queue.submit(store, memory, searches, redacted)
-    if update_of or duplicate_of or searches:
-        result = save_memory(
-            store, memory, sync=sync, update_of=update_of, duplicate_of=duplicate_of
+    with journaling(store.root, store.state_dir, request_id, asked) as journal:
+        queue = write_queue.active()
+        if queue is not None and sync and not (update_of or duplicate_of):
+            result = queue.submit(store, memory, searches, redacted)
+        elif update_of or duplicate_of or searches:
+            result = save_memory(
+                store, memory, sync=sync, update_of=update_of, duplicate_of=duplicate_of
+            )
+            result.redacted = redacted
+        else:
+            memory = unused_id(store, memory)
+            path = path_for(store.root, memory)
+            write_memory(path, memory, max_file_bytes(store))
+            note_written_memories(store, [(memory, None)])
+            if sync:
+                later(index_after_write(store.index_dir, lambda: sync_index(store)))
+            result = AddResult(memory=memory, path=path, redacted=redacted)
+        if journal is not None:
+            journal.finish(result.to_dict())
+    return result
+
+
+def _landed_result(store: Store, record: dict[str, Any], sync: bool) -> AddResult:
+    """The answer of an add whose first run's write landed (store.request_journal)."""
+    answer = record.get("result") if isinstance(record.get("result"), dict) else None
+    first = record["writes"][0]
+    relpath = first["path"]
+    if answer is not None and isinstance(answer.get("path"), str):
+        with contextlib.suppress(ValueError):
+            relpath = Path(answer["path"]).relative_to(store.root).as_posix()
+    memory = read_memory(store.root, relpath, max_bytes=max_file_bytes(store))
+    if sync:  # Why: the first run may have died before it indexed what it wrote
+        later(index_after_write(store.index_dir, lambda: sync_index(store)))
+    if answer is None:  # killed between the write and the result: judged from the write
+        created = bool(first.get("new"))
+        return AddResult(
+            memory=memory,
+            path=store.root / relpath,
+            created=created,
+            merged_into=None if created else memory.id,
+            action="created" if created else "merged",
         )
-        result.redacted = redacted
-        return result
-    memory = unused_id(store, memory)
-    path = path_for(store.root, memory)
-    write_memory(path, memory, max_file_bytes(store))
-    if sync:
-        later(lambda: sync_index(store))
-    return AddResult(memory=memory, path=path, redacted=redacted)
+    redacted = answer.get("redacted")
+    return AddResult(
+        memory=memory,
+        path=store.root / relpath,
+        created=bool(answer.get("created")),
+        merged_into=answer.get("merged_into"),
+        redacted=redacted if isinstance(redacted, dict) else {},
+        action=str(answer.get("action") or "created"),
+        similarity=answer.get("similarity"),
+        supersedes=answer.get("supersedes"),
+    )
 
 
 def prepare_memory(
@@ -286,7 +340,12 @@ def save_memory(
             # Why only these: the index was synced just above, under the same lock.
             written = relpaths(store, result.written)
             # Why later: in the server, indexing the written file waits until the reply is out.
-            later(lambda: sync_index(store, known_vectors=known, written=written))
+            later(
+                index_after_write(
+                    store.index_dir,
+                    lambda: sync_index(store, known_vectors=known, written=written),
+                )
+            )
     return result
 
 
@@ -378,6 +437,7 @@ def write_new(store: Store, memory: Memory) -> AddResult:
     memory = unused_id(store, memory)
     path = path_for(store.root, memory)
     write_memory(path, memory, max_file_bytes(store))
+    note_written_memories(store, [(memory, None)])
     return AddResult(memory=memory, path=path, written=[path])
 
 
@@ -410,6 +470,7 @@ def rewrite_memory(
             data = check_file_size(render_memory(planned), limit)
             # Why compare-and-swap: a hand edit holds no lock; it must never be overwritten.
             if replace_if_unchanged(store.root / relpath, data, fresh_raw):
+                note_written_memories(store, [(planned, fresh)])
                 return store.root / relpath, planned, action
     raise MemctlError(
         f"{store.root / relpath}: it kept changing while memctl merged into it; nothing was "

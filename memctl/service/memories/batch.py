@@ -10,7 +10,9 @@ callers, per item, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
@@ -18,7 +20,7 @@ from memctl.core.errors import InvalidMemoryFile, MemctlError
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter
 from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
-from memctl.service.after_reply import later
+from memctl.service.after_reply import index_after_write, later
 from memctl.service.memories.add import (
     AddResult,
     apply_decision,
@@ -41,7 +43,13 @@ from memctl.service.retrieval.indexing import (
     sync_index,
     vectors_by_hash,
 )
-from memctl.store.files import file_lock, folder_syncs_deferred, max_file_bytes, read_memory
+from memctl.store.files import (
+    file_lock,
+    folder_syncs_deferred,
+    max_file_bytes,
+    observing_writes,
+    read_memory,
+)
 
 # From this many memories to compare, the index's vectors are read once and compared in
 # memory; below it each memory asks the index (cheaper than reading 100k vectors).
@@ -61,6 +69,7 @@ class BatchItem:
     duplicate_of: str | None = None
     target_item: int | None = None
     op: str | None = None  # "update" or "merge" with target_item
+    on_write: Callable[[Path, bytes], None] | None = None  # told before its files are replaced
 
 
 class BatchStopped(MemctlError):
@@ -122,9 +131,10 @@ def save_batch(
         limits = supersede_limits(store) if supersede else None
         for position, item in enumerate(items):
             try:
-                result = _save_one(
-                    store, item, vectors.get(position), neighbours, results, limits, position
-                )
+                with observing_writes(item.on_write):
+                    result = _save_one(
+                        store, item, vectors.get(position), neighbours, results, limits, position
+                    )
             except MemctlError as exc:
                 if sync and results:
                     _index_later(store, known, results)
@@ -140,7 +150,8 @@ def save_batch(
 
 def _index_later(store: Store, known, results: list[AddResult]) -> None:
     written = _written(store, results)
-    later(lambda: sync_index(store, known_vectors=known, written=written))
+    work = lambda: sync_index(store, known_vectors=known, written=written)  # noqa: E731
+    later(index_after_write(store.index_dir, work))
 
 
 def _written(store: Store, results: list[AddResult]) -> list[str]:

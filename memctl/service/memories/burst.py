@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
@@ -20,6 +21,7 @@ from memctl.core.errors import ModelUnavailable
 from memctl.core.memory import Memory
 from memctl.service.memories.add import AddResult, write_new
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
+from memctl.store.files import current_write_observer, observing_writes
 
 
 @dataclass
@@ -28,6 +30,8 @@ class QueuedWrite:
     memory: Memory
     searches: bool
     redacted: dict[str, int]
+    # Why: the command's journal of intent (store.request_journal) follows its write here
+    on_write: Callable[[Path, bytes], None] | None = None
     result: AddResult | None = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
@@ -42,7 +46,7 @@ class WriteBurst:
         self._on_submit = on_submit  # told when a command hands its write over
 
     def submit(self, store: Any, memory: Any, searches: bool, redacted: dict[str, int]) -> Any:
-        write = QueuedWrite(store, memory, searches, redacted)
+        write = QueuedWrite(store, memory, searches, redacted, on_write=current_write_observer())
         self.queued.append(write)
         self._on_submit()
         write.done.wait()
@@ -75,7 +79,10 @@ def _save_writes(writes: list[QueuedWrite]) -> None:
     """Save writes to one store; the batch goes on past an item that fails, as separate adds do."""
     store = writes[0].store
     while writes:
-        items = [BatchItem(write.memory, dedup=write.searches) for write in writes]
+        items = [
+            BatchItem(write.memory, dedup=write.searches, on_write=write.on_write)
+            for write in writes
+        ]
         try:
             results = save_batch(store, items, supersede=True, few=True)
         except BatchStopped as stop:
@@ -83,7 +90,8 @@ def _save_writes(writes: list[QueuedWrite]) -> None:
             failed.error = stop.cause
         except ModelUnavailable as exc:
             for write in writes:  # Why: as a single add, keep the text as a file; the error shows.
-                write_new(store, write.memory)
+                with observing_writes(write.on_write):
+                    write_new(store, write.memory)
                 write.error = exc
             return
         except Exception as exc:  # noqa: BLE001 - every write of the batch met it

@@ -17,6 +17,7 @@ from pathlib import Path
 from memctl.config import ARCHIVE_DIRNAME, Store
 from memctl.core.errors import InvalidMemoryFile, MemoryNotFound
 from memctl.core.input_limits import InputRefused, check_file_size
+from memctl.service.provenance import note_written_memories
 from memctl.store.files import (
     check_id,
     max_file_bytes,
@@ -100,5 +101,19 @@ def edit_problem(target: EditTarget, data: bytes) -> str | None:
 
 def save_edit(target: EditTarget, data: bytes, original: bytes) -> bool:
     """Replace the file with the checked edit; False (nothing written) when the file changed
-    on disk since the editor opened it."""
-    return replace_if_unchanged(target.path, data, original)
+    on disk since the editor opened it.
+
+    Why record it: the person wrote these bytes here, through memctl, so the text is vouched for
+    like an `add` (service.provenance); it keeps the least trusted of its origins, so editing a
+    memory that came through git does not launder it. A file that was broken before is not
+    vouched for: nobody knows whose text it held."""
+    if not replace_if_unchanged(target.path, data, original):
+        return False
+    try:
+        before = read_memory(target.store.root, target.relpath, original)
+    except (InvalidMemoryFile, InputRefused):
+        return True
+    note_written_memories(
+        target.store, [(read_memory(target.store.root, target.relpath, data), before)]
+    )
+    return True

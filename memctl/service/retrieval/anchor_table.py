@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.anchors import APPLY_KEY, PROJECT_KEY, Anchors, anchors_from
+from memctl.core.anchors import APPLY_KEY, PROJECT_KEY, Anchors, anchor_limits, anchors_from
 from memctl.core.errors import InvalidMemoryFile
 from memctl.store.files import atomic_write, max_file_bytes, scan_files
 from memctl.store.parsed_memories import read_memory_kept
@@ -35,6 +35,7 @@ class AnchorEntry:
     project: str | None
     anchors: Anchors
     superseded: bool = False
+    limits: tuple[str, ...] = ()  # what the cost limits left out of its anchors
 
     @property
     def apply(self) -> str:
@@ -51,6 +52,7 @@ def _entry_from(relpath: str, data: dict[str, Any]) -> AnchorEntry:
         project=data.get("project"),
         anchors=anchors_from(data),
         superseded=bool(data.get("superseded")),
+        limits=tuple(anchor_limits(data)),
     )
 
 

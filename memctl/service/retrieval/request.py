@@ -15,6 +15,7 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import UsageError
+from memctl.core.input_limits import check_query
 from memctl.core.recall_fields import LIST, MODES, WIRE, fields_of, request_fields
 
 Stores = list[tuple[str, Store]]
@@ -97,3 +98,4 @@ def check(request: RecallRequest) -> None:
         raise UsageError(f"--min-relevance must be between 0 and 1 (got {request.min_relevance}).")
     if not request.query.strip():
         raise UsageError("The query is empty.")
+    check_query(request.query, request.store.settings.limits.max_query_bytes)

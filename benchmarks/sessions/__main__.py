@@ -1,0 +1,3 @@
+from benchmarks.sessions.run import main
+
+raise SystemExit(main())
