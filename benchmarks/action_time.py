@@ -178,7 +178,8 @@ class Sessions:
                 self.project_stores[project] = self._overridden(open_store(folder / ".memory"))
         else:
             for project, store in stores.items():
-                counts = anchor_store(store, data.memories_of(project), self.trees, {})
+                rules = [m for m in data.memories_of(project) if m.get("type") != "episodic"]
+                counts = anchor_store(store, rules, self.trees, {})
                 self.report["anchors"][project] = counts
                 self.project_stores[project] = self._overridden(store)
         self._plug_code_trees()
@@ -278,6 +279,7 @@ class Sessions:
 
 ORIGINAL_BUILD = tasks_run.build_stores
 ORIGINAL_HOOK = tasks_run.hook_injection
+ORIGINAL_LOAD = tasks_run.load
 
 
 def channel_shares(sessions: Sessions, data: Dataset) -> dict:
@@ -320,6 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--details", type=Path, default=None, help="per-task channels (JSONL)")
+    parser.add_argument(
+        "--grow",
+        type=float,
+        default=1.0,
+        help="grow each store to this many times its agent-file memories with the project's "
+        "earlier commits as episodes (benchmarks/project_tasks/growth.py); default 1: none",
+    )
     add_override_option(parser, "--set hooks.action_k=0")
     args = parser.parse_args(argv)
     read_overrides(parser, args)
@@ -328,14 +337,22 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.project_tasks.data_files import load
 
     data = load()
+    sizes = None
+    if args.grow > 1:
+        from benchmarks.project_tasks.growth import grown
+
+        data, sizes = grown(data, args.grow, args.mirrors)
     sessions = Sessions(args, data, args.mirrors)
     tasks_run.build_stores = sessions.build_stores
     tasks_run.hook_injection = sessions.hook_injection
+    tasks_run.load = lambda: data
     try:
         result = tasks_run.run(args)
     finally:
         tasks_run.build_stores = ORIGINAL_BUILD
         tasks_run.hook_injection = ORIGINAL_HOOK
+        tasks_run.load = ORIGINAL_LOAD
+    result["store_sizes"] = sizes
     ms = sorted(sessions.report["action_ms"])
     result["benchmark"] = "action_time"
     result["anchors"] = sessions.report["anchors"]

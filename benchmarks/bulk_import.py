@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.recalling import recall_hits
+
 SERVICES = ("profile", "billing", "search", "auth", "ledger", "gateway", "notification", "export")
 FACTS = (
     "The {service} service pages on-call after {n} seconds in region r{region}; "
@@ -70,15 +72,7 @@ def run(count: int, root: Path) -> dict[str, float | int]:
     memories = [m for _, m in list_memories(store, include_archived=True).memories]
     found = 0
     for row in rows:
-        hits = service.recall(
-            service.RecallRequest(
-                store,
-                row["ticket"],
-                k=5,
-                min_relevance=store.settings.recall.min_relevance,
-                store_only=True,
-            )
-        ).hits
+        hits = recall_hits(store, row["ticket"], k=5)
         found += any(row["ticket"] in h.path.read_text(encoding="utf-8") for h in hits)
     return {
         "records": count,

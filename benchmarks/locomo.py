@@ -30,6 +30,7 @@ from rich.table import Table
 from benchmarks.halves import LOCOMO_DEV, add_half_option, leading
 from benchmarks.locomo_data import Conversation, load_conversations, two_part
 from benchmarks.machine import machine_info, peak_rss_mb, summarize_seconds
+from benchmarks.recalling import recall_hits
 from benchmarks.scoring import CLEANING_KINDS, MODES, aggregate, metric_names, score_ranking
 from memctl.config import with_overrides
 
@@ -149,7 +150,6 @@ def evaluate(
     store, conv: Conversation, ks: list[int], details: list | None, modes: tuple[str, ...] = MODES
 ) -> tuple[list, dict, int]:
     """Recall every question in every mode; return scored rows, per-mode latencies, unmapped hit count."""
-    from memctl import service
 
     depth = max(ks)
     rows = []
@@ -165,17 +165,7 @@ def evaluate(
         }
         for mode in modes:
             start = time.perf_counter()
-            hits = service.recall(
-                service.RecallRequest(
-                    store,
-                    question.text,
-                    k=depth,
-                    mode=mode,
-                    sync=False,
-                    min_relevance=store.settings.recall.min_relevance,
-                    store_only=True,
-                )
-            ).hits
+            hits = recall_hits(store, question.text, k=depth, mode=mode, sync=False)
             latencies[mode].append(time.perf_counter() - start)
             ranked = [_dia_id(hit) for hit in hits]
             unmapped += sum(1 for item in ranked if item is None)

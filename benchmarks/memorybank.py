@@ -47,6 +47,7 @@ from benchmarks.memorybank_data import (
     metric_names,
     score_question,
 )
+from benchmarks.recalling import recall_hits
 from benchmarks.scoring import MODES, aggregate
 
 QUICK_USERS = 2
@@ -78,7 +79,6 @@ def evaluate(
     """Recall every answerable question in every mode; scored rows and per-mode latencies.
 
     A recall that raises counts as a miss and is listed in `errors`."""
-    from memctl import service
 
     rows = []
     latencies: dict[str, list[float]] = {mode: [] for mode in args.modes}
@@ -96,18 +96,7 @@ def evaluate(
         for mode in args.modes:
             start = time.perf_counter()
             try:
-                hits = service.recall(
-                    service.RecallRequest(
-                        store,
-                        query,
-                        k=10,
-                        mode=mode,
-                        sync=False,
-                        as_of=as_of,
-                        min_relevance=store.settings.recall.min_relevance,
-                        store_only=True,
-                    )
-                ).hits
+                hits = recall_hits(store, query, k=10, mode=mode, sync=False, as_of=as_of)
             except Exception as exc:  # noqa: BLE001 - a failing recall is a result, not a stop
                 errors.append(
                     {

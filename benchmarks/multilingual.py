@@ -24,6 +24,7 @@ from rich.table import Table
 from benchmarks.halves import add_half_option, alternating
 from benchmarks.locomo import add_override_option, read_overrides
 from benchmarks.machine import machine_info, peak_rss_mb
+from benchmarks.recalling import recall_hits
 from benchmarks.scoring import MODES
 from memctl.config import Store, with_overrides
 
@@ -60,19 +61,8 @@ def build_store(root: Path, memories: list[dict], overrides: dict) -> tuple[Stor
 
 def rank_of(store: Store, query: dict, mode: str) -> int | None:
     """1-based rank of the query's target among the top DEPTH, None if it is not there."""
-    from memctl import service
 
-    hits = service.recall(
-        service.RecallRequest(
-            store,
-            query["query"],
-            k=DEPTH,
-            mode=mode,
-            sync=False,
-            min_relevance=store.settings.recall.min_relevance,
-            store_only=True,
-        )
-    ).hits
+    hits = recall_hits(store, query["query"], k=DEPTH, mode=mode, sync=False)
     found = [str(hit.memory.extra.get(BENCH_KEY)) for hit in hits]
     return found.index(query["target"]) + 1 if query["target"] in found else None
 

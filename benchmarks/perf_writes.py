@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.machine import machine_info, summarize_seconds
+from benchmarks.recalling import recall_hits
 from benchmarks.synthetic import generate_notes, generate_queries, write_notes
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -201,32 +202,15 @@ def import_rate(store_root: Path, seed: int, lines: int, workdir: Path) -> dict:
 
 
 def recall_latency(store_root: Path, seed: int) -> dict:
-    from memctl import service
     from memctl.config import open_store
 
     store = open_store(store_root)
     queries = generate_queries(RECALL_QUERIES, seed)
-    service.recall(
-        service.RecallRequest(
-            store,
-            queries[0],
-            k=10,
-            min_relevance=store.settings.recall.min_relevance,
-            store_only=True,
-        )
-    )  # load the model, sync
+    recall_hits(store, queries[0], k=10)  # load the model, sync
     times = []
     for query in queries:
         started = time.perf_counter()
-        service.recall(
-            service.RecallRequest(
-                store,
-                query,
-                k=10,
-                min_relevance=store.settings.recall.min_relevance,
-                store_only=True,
-            )
-        )
+        recall_hits(store, query, k=10)
         times.append(time.perf_counter() - started)
     return {"recall_p50_ms": summarize_seconds(times)["p50_ms"]}
 

@@ -61,13 +61,16 @@ def injected(store, query: str) -> dict[str, str]:
     from memctl.cli.commands.recall import hits_markdown
     from memctl.service.provenance import gate_for
     from memctl.service.retrieval.context import agent_context
-    from memctl.service.retrieval.federated import federated_recall
     from memctl.service.retrieval.indexing import sync_index
+    from memctl.service.retrieval.use_case import RecallRequest, recall
 
     sync_index(store)
     start = HookPayload(event="SessionStart", session_id="s-new", source="startup")
     prompt = HookPayload(event="UserPromptSubmit", session_id="s-new", prompt=query)
-    hits = federated_recall([("project", store)], query, k=10, min_relevance=0.0)
+    only = [("project", store)]
+    hits = recall(
+        RecallRequest(store, query, k=10, min_relevance=0.0, stores=only, sync=False)
+    ).hits
     # PreToolUse: a shell command made of the query's words, and an edit of the memory files
     tool = {"tool_name": "Bash", "tool_input": {"command": query[:300]}}
     pre_tool = HookPayload(event="PreToolUse", session_id="s-new", raw=tool)

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.recalling import recall_hits
 from benchmarks.small_store import write_notes
 from benchmarks.small_store_data import NOTES, QUERIES
 from memctl.config import Store, with_overrides
@@ -122,11 +123,7 @@ def collect(store: Store, queries: list[tuple[str, set[str]]], by_stem: bool = F
     service.sync_index(store)
     found = []
     for position, (text, gold) in enumerate(queries):
-        hits = service.recall(
-            service.RecallRequest(
-                store, text, k=DEPTH, min_relevance=0.0, sync=False, store_only=True
-            )
-        ).hits
+        hits = recall_hits(store, text, k=DEPTH, min_relevance=0.0, sync=False)
         found.append(
             {
                 "query": text,

@@ -27,6 +27,7 @@ from rich.table import Table
 from benchmarks.halves import add_half_option, alternating
 from benchmarks.locomo import add_override_option, read_overrides
 from benchmarks.machine import machine_info
+from benchmarks.recalling import recall_hits
 from benchmarks.small_store_data import NOTES, QUERIES, Note, Query
 from memctl.config import Store, with_overrides
 
@@ -95,7 +96,6 @@ def score_query(query: Query, ranked: list[str]) -> dict:
 def evaluate(
     store: Store, modes: tuple[str, ...], details: list | None, queries: list[Query] | None = None
 ) -> dict:
-    from memctl import service
 
     per_mode: dict[str, dict[str, list]] = {}
     latencies: dict[str, list[float]] = defaultdict(list)
@@ -103,18 +103,7 @@ def evaluate(
         rows: dict[str, list] = defaultdict(list)
         for query in QUERIES if queries is None else queries:
             start = time.perf_counter()
-            hits = service.recall(
-                service.RecallRequest(
-                    store,
-                    query.text,
-                    k=DEPTH,
-                    mode=mode,
-                    sync=False,
-                    as_of=query.as_of,
-                    min_relevance=store.settings.recall.min_relevance,
-                    store_only=True,
-                )
-            ).hits
+            hits = recall_hits(store, query.text, k=DEPTH, mode=mode, sync=False, as_of=query.as_of)
             latencies[mode].append(time.perf_counter() - start)
             ranked = [hit.id for hit in hits]
             scored = score_query(query, ranked)

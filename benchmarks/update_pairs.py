@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.recalling import recall_hits
+
 # (type, older, newer, newer supersedes older?)
 PAIRS: tuple[tuple[str, str, str, bool], ...] = (
     ("semantic", "Our CI runs on GitHub Actions.",
@@ -111,9 +113,7 @@ def run(pairs=PAIRS) -> dict:
                 for r in new.memory.relations
             )
             replaced_in_place = not new.created and new.memory.id == old.memory.id
-            current = service.recall(
-                service.RecallRequest(store, newer, k=5, min_relevance=0.0, store_only=True)
-            ).hits
+            current = recall_hits(store, newer, k=5, min_relevance=0.0)
             shown_ids = [hit.id for hit in current]
             outcomes.append(
                 {

@@ -164,8 +164,11 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     prompt_budget: int = setting(400, at_least=1)
     prompt_k: int = setting(3, at_least=1)
     prompt_min_chars: int = setting(12, at_least=0)
-    prompt_min_relevance: float | None = setting(0.4, at_least=0, at_most=1)  # None: recall's
+    prompt_min_relevance: float | None = setting(0.35, at_least=0, at_most=1)  # None: recall.s
     prompt_min_rarity: float = setting(0.8, at_least=0, at_most=1)  # core.rare_terms; 0: off
+    # A memory this relevant is injected without a store-rare word shared with the prompt: it
+    # clearly answers it, even when every memory speaks of the prompt's topic. 1: never.
+    prompt_sure_relevance: float = setting(0.85, at_least=0, at_most=1)
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
     # With no LLM: at Stop, ask the agent once per session to record what is worth keeping

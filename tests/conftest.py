@@ -31,6 +31,16 @@ def no_user_store(tmp_path_factory, monkeypatch):
     return home / "memctl"
 
 
+@pytest.fixture(autouse=True)
+def no_freshness_guard_left_behind():
+    """An engine a test ran in this process installs itself as the freshness guard; the next
+    test starts without it, as a fresh process would."""
+    yield
+    from memctl.service.retrieval.indexing import set_freshness_guard
+
+    set_freshness_guard(None)
+
+
 @pytest.fixture
 def user_store(no_user_store) -> Store:
     """The person's user store, created as `memctl init --user` does (in a temp folder)."""

@@ -122,7 +122,6 @@ def test_proposals_name_only_what_exists_in_the_tree():
         "**/*.resx",
         "**/*.Designer.cs",
         "Directory.Packages.props",
-        "scripts/release.sh",
     )
     assert proposal.anchors.symbols == ("ResourceLoader",)
     assert proposal.anchors.commands == ("pnpm changeset", "scripts/release.sh")
@@ -171,3 +170,23 @@ def test_a_long_memory_does_not_repeat_its_opening_words_in_a_block():
     body = "Before opening a PR, verify: [ ] Changeset created if user-facing (file in `.changeset/` with correct type)"
     line = memory_line(BlockItem("m1", first_line(body), "procedural", body))
     assert line.count("Before opening a PR") == 1 and "correct type" in line
+
+
+def test_proposals_give_each_anchor_its_own_kind_and_scope_rules_to_their_files():
+    from memctl.core.anchor_proposals import propose_anchors
+
+    files = ["src/billing/invoice.py", "script/generate-docs", "scripts/release.py", "Makefile"]
+
+    def propose(text: str):
+        return propose_anchors(text, files, lambda name: False).anchors
+
+    named = propose("Edit `src/billing/invoice.py` with care: totals are rounded there.")
+    assert named.paths == ("src/billing/invoice.py",) and named.commands == ()
+    scoped = propose(
+        "When you change src/billing/invoice.py, run the invoice tests before committing."
+    )
+    assert scoped.paths == ("src/billing/invoice.py",) and scoped.apply != "always"
+    ran = propose("Run `script/generate-docs` after changing a tool.")
+    assert ran.commands == ("script/generate-docs",) and ran.paths == ()
+    assert propose("Run `scripts/release.py --dry-run` first.").commands == ("scripts/release.py",)
+    assert propose("Before committing, run `make lint`.").apply == "always"

@@ -53,11 +53,12 @@ def test_add_list_show_recall_forget(project):
 
     hits = json.loads(invoke("recall", "how do we deploy", "--json").stdout)
     assert hits[0]["id"] == info["id"]
-    assert set(hits[0]) == {
-        "id", "path", "title", "type", "tags", "score", "relevance", "date", "current",
-        "superseded_by", "supersedes", "body", "snippet", "neighbours",
-        "origin", "trust", "quarantined", "store", "via", "stale",
-    }  # fmt: skip
+    assert list(hits[0]) == [  # the shape docs/recall.md documents, in its order
+        "id", "path", "title", "type", "tags", "store", "via", "date", "relevance", "score",
+        "current", "superseded_by", "supersedes", "stale", "origin", "trust", "quarantined",
+        "body", "snippet", "neighbours",
+    ]  # fmt: skip
+    assert hits[0]["store"] == "project" and hits[0]["origin"] == "user"
     assert (hits[0]["origin"], hits[0]["trust"], hits[0]["quarantined"]) == (
         "user",
         "trusted",

@@ -160,7 +160,7 @@ def test_without_a_query_the_task_goal_is_the_query(filled):
 
 
 def test_an_empty_store_says_so(store):
-    expected = fence("# Memory context\n\n_Nothing to recall yet._\n")
+    expected = fence("## Memory context\n\n_Nothing to recall yet._\n")
     assert build_context(store).markdown == expected
 
 

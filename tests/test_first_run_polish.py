@@ -71,11 +71,25 @@ def test_titles_and_clips_end_between_words():
 def test_a_hook_line_never_opens_on_the_rest_of_a_cut_word():
     cut = "Run make release, then kubectl argo ro…"  # a title written before, cut mid-word
     line = memory_line(BlockItem("id1", cut, "procedural", BODY))
-    assert ": rollouts promote api" in line and "llouts" not in line.replace("rollouts", "")
+    assert "argo rollouts promote api" in line and "llouts" not in line.replace("rollouts", "")
+    assert line.count("kubectl argo") == 1 and line.endswith("(procedural, id1)")
     line = memory_line(
         BlockItem("id2", "Incident 42: T…", "episodic", "Incident 42: The root cause was DNS.")
     )
-    assert line.endswith(": The root cause was DNS.")
+    assert line == "- **Incident 42: The root cause was DNS.** (episodic, id2)"
+
+
+def test_a_hook_line_never_resumes_a_sentence_after_its_metadata():
+    body = "Keep CI green: CI fails on any ruff warning. Run ruff check before you push."
+    line = memory_line(
+        BlockItem("m7", "Keep CI green: CI fails on any ruff...", "procedural", body)
+    )
+    text, meta = line.rsplit(" (", 1)
+    assert meta == "procedural, m7)" and "ruff warning." in text and "..." not in text
+    long_body = "Run the linter first. " + "Then run every test of the package again. " * 20
+    line = memory_line(BlockItem("m8", "Lint", "procedural", long_body), max_chars=200)
+    assert len(line) <= 200 and line.endswith("(procedural, m8)")
+    assert line.split(" (procedural")[0].endswith(".")  # a whole sentence, not a cut one
 
 
 def test_show_prints_lists_as_a_person_writes_them(store, fake_embedder):

@@ -71,4 +71,4 @@ def test_memory_line_does_not_repeat_the_title_and_stays_on_one_line():
             "Deploy with make release.\nThen tag the commit.",
         )
     )
-    assert line == "- **Deploy with make release** (procedural, x1): Then tag the commit."
+    assert line == "- **Deploy with make release.** Then tag the commit. (procedural, x1)"

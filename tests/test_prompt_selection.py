@@ -75,3 +75,29 @@ def test_a_memory_in_another_script_is_judged_on_relevance_alone(store, fake_emb
     assert rare_term_hits([common], "speed up the parser tests", {"project": store}, 0.0) == [
         common
     ]
+
+
+def test_a_clear_answer_is_injected_when_every_memory_shares_the_prompts_words(
+    store, fake_embedder
+):
+    """Three memories about deploys to production: no word of the prompt is rare in the store,
+    and the one that answers it still reaches the agent."""
+    answer = service.add_memory(
+        store,
+        "To deploy to production, run make release and then promote the rollout",
+        type="procedural",
+        dedup=False,
+        sync=False,
+    ).memory.id
+    service.add_memory(
+        store, "Deploy freeze: no production deploy during the holidays", dedup=False, sync=False
+    )
+    service.add_memory(
+        store, "Production deploy dashboards live in Grafana", dedup=False, sync=False
+    )
+    service.sync_index(store)
+
+    block = hook(store, "how do we deploy to production?", "s1")
+    assert answer in block and "make release" in block
+    never = with_overrides(store, {"hooks": {"prompt_sure_relevance": 1.0}})
+    assert hook(never, "how do we deploy to production?", "s2") == ""

@@ -45,9 +45,11 @@ def test_memories_reach_the_model_fenced_and_a_quarantined_one_never(
         project.ask("how do we deploy the api to production? upload ssh keys first?")[0]
     )
     blocks = re.findall(re.escape(OPEN) + r"\n(.*?)" + re.escape(CLOSE), seen, re.DOTALL)
-    assert len(blocks) == 2  # the session-start context and the prompt's memories
+    # The session start's context; the prompt's memories are a second block unless the session
+    # start already showed every memory (a store that fits hooks.always_budget is shown whole).
+    assert 1 <= len(blocks) <= 2
     assert all(block.startswith(PREAMBLE) for block in blocks)
-    assert any("make release-canary" in block for block in blocks)  # the prompt hook's memory
+    assert any("make release-canary" in block for block in blocks)  # the deploy memory
     assert any("small pull requests" in block for block in blocks)  # session start's preference
     outside = re.sub(re.escape(OPEN) + r".*?" + re.escape(CLOSE), "", seen, flags=re.DOTALL)
     assert "make release-canary" not in outside and "small pull requests" not in outside

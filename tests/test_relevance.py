@@ -256,3 +256,29 @@ def test_a_memory_is_dated_by_when_it_happened_not_when_it_was_filed(store):
     assert [hit.body for hit in hits] == [
         "We rotated the staging database password after the audit.\n"
     ]
+
+
+def test_relevance_tells_a_clear_answer_from_a_loose_match_on_the_example_store(tmp_path):
+    """Relevance spreads over [0, 1]: the deploy procedure leads a deploy question, a person's
+    profile that merely mentions the platform is not a certain hit, and a query about one
+    error's variable gets no memory near certainty."""
+    example = Path(__file__).resolve().parent.parent / ".memory.example"
+    root = tmp_path / ".memory"
+    shutil.copytree(example, root, ignore=shutil.ignore_patterns(".index", ".state"))
+    store = open_store(root)
+    hits = service.recall(service.RecallRequest(store, "how do we deploy", k=5)).hits
+    by_type = {hit.type: hit.relevance for hit in reversed(hits)}
+    assert hits[0].title.startswith("How to deploy to production")
+    assert by_type["profile"] < 0.9 and hits[0].relevance > by_type["profile"]
+    assert max(hit.relevance for hit in hits) - min(hit.relevance for hit in hits) > 0.1
+    loose = service.recall(service.RecallRequest(store, "TIDEPOOL_DATABASE_URL KeyError", k=5))
+    assert all(hit.relevance < 0.8 for hit in loose.hits)
+
+
+def test_a_cosine_reads_on_a_curve_that_keeps_its_floor_and_spreads_its_top():
+    from memctl.core.evidence import DEFAULT_SCALE, relevance
+
+    floor_cosine = DEFAULT_SCALE.none + 0.25 * (DEFAULT_SCALE.full - DEFAULT_SCALE.none)
+    assert abs(relevance(floor_cosine, 0.0) - 0.25) < 0.01  # the shipped floor means the same
+    assert relevance(0.49, 0.0) < 0.7 < relevance(0.7, 0.0)  # a loose match, a clear one
+    assert relevance(0.3, 1.0, held=8.0) < relevance(0.3, 1.0, held=20.0) < 1.0

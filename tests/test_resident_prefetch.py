@@ -7,24 +7,35 @@ import json
 import typer
 
 from memctl.cli.app import build_app
-from memctl.cli.resident import query_to_embed, recall_limit, value_options
+from memctl.cli.resident import query_to_embed, recall_limit
+from memctl.server.typed import typed_request
 
 
-def test_the_guess_skips_every_recall_option_value_and_takes_the_query():
+def request(*argv: str) -> dict:
+    """What the engine receives for `memctl ARGV`: the command line and its typed request."""
+    return {"argv": list(argv), "typed": typed_request(list(argv))}
+
+
+def test_the_guess_is_the_query_the_client_read_in_every_mode():
     recall = typer.main.get_command(build_app(["recall"])).commands["recall"]
-    options = value_options(recall)
-    for name in options:  # every option of recall that takes a value, as recall declares it
+    values = [
+        name
+        for param in recall.params
+        if not getattr(param, "is_flag", True) and param.name != "paths"
+        for name in param.opts
+    ]
+    for name in values:  # every option of recall that takes a value, as recall declares it
         argv = ["--store", "s", "recall", name, "5", "--json", "how do we deploy"]
-        assert query_to_embed({"argv": argv}, b"", options) == "how do we deploy", name
-    assert query_to_embed({"argv": ["recall", "--mode", "bm25", "q"]}, b"", options) == "q"
+        assert query_to_embed(request(*argv), b"") == "how do we deploy", name
+    assert query_to_embed(request("recall", "--mode", "bm25", "q"), b"") == "q"
+    assert query_to_embed(request("recall", "--path", "a.py", "q"), b"") is None  # replayed
 
 
-def test_the_guess_of_recalls_limit_reads_each_spelling_of_k():
+def test_the_guess_of_recalls_limit_is_the_k_the_client_read():
     def limit(*argv: str) -> int | None:
-        return recall_limit({"argv": ["-s", "store", "recall", *argv]})
+        return recall_limit(request("-s", "store", "recall", *argv))
 
-    assert (limit("q", "-k", "3"), limit("-k7", "q"), limit("q", "--limit=9")) == (3, 7, 9)
-    assert limit("--limit", "4", "q") == 4
+    assert (limit("q", "-k", "3"), limit("q", "--limit=9"), limit("--limit", "4", "q")) == (3, 9, 4)
     assert limit("q") is None and limit("q", "-k", "many") is None
     assert limit("--", "-k", "3") is None  # after --, words of the query
 
@@ -32,8 +43,8 @@ def test_the_guess_of_recalls_limit_reads_each_spelling_of_k():
 def test_the_prompt_hook_guess_is_its_prompt_and_bad_stdin_is_no_guess():
     argv = ["hook", "claude-code", "user-prompt-submit"]
     stdin = json.dumps({"prompt": "  fix the parser  "}).encode()
-    assert query_to_embed({"argv": argv}, stdin, frozenset()) == "fix the parser"
-    assert query_to_embed({"argv": argv}, b"not json", frozenset()) is None
+    assert query_to_embed({"argv": argv}, stdin) == "fix the parser"
+    assert query_to_embed({"argv": argv}, b"not json") is None
 
 
 def test_a_prefetched_text_search_is_taken_only_for_the_same_search_on_the_same_version(

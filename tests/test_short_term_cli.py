@@ -101,7 +101,7 @@ def test_compact_dry_run_and_context_commands(project):
 
     context = invoke("context", "api key rotation", "--budget", "300")
     assert context.exit_code == 0 and context.stdout.startswith("<memctl-notes>\n")
-    assert "\n# Memory context\n" in context.stdout
+    assert "\n## Relevant memories\n" in context.stdout and "\n# " not in context.stdout
     assert "via knowledge" in context.stdout
     assert invoke("context", "x", "--budget", "10").exit_code == 2
 

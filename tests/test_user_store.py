@@ -93,7 +93,7 @@ def test_init_user_creates_it_once_and_add_user_needs_it(project, no_user_store)
 
 def test_without_a_user_store_recall_and_list_are_as_before(project):
     hits = recall_json("how do we deploy")
-    assert hits and all(hit["store"] == "project" for hit in hits)
+    assert hits and all(hit["store"] == "project" for hit in hits)  # one shape for a hit
     listed = invoke("list", "--json")
     assert all("store" not in item for item in json.loads(listed.stdout))
     assert "store" not in invoke("list").stdout

@@ -110,6 +110,13 @@ def score_shown(shown: Shown, labels: Labels, ranked: Sequence[str] | None = Non
     ids = shown.ids
     row: dict = {
         "essential_recall": essential_recall(ids, labels.needs),
+        # Of the task's relevant memories (grade 1 or 2), the share shown; and whether any was.
+        "relevant_recall": (
+            sum(1 for i in labels.grades if i in set(ids)) / len(labels.grades)
+            if labels.grades
+            else None
+        ),
+        "any_relevant": (any(labels.grades.get(i, 0) > 0 for i in ids) if labels.grades else None),
         "precision": precision(ids, labels.grades),
         "returned": len(ids),
         "tokens": shown.tokens,
@@ -137,6 +144,10 @@ def summarize(rows: Sequence[Mapping]) -> dict:
         "tasks": len(rows),
         "ndcg@5": _mean(r.get("ndcg@5") for r in rows),  # tasks with a relevant memory
         "essential_recall@5": _mean(r["essential_recall"] for r in rows),  # tasks with a need
+        "relevant_recall": _mean(r.get("relevant_recall") for r in rows),  # tasks with any
+        "any_relevant": _mean(  # tasks with a relevant memory: something relevant was shown
+            None if r.get("any_relevant") is None else float(r["any_relevant"]) for r in rows
+        ),
         "precision": _mean(r["precision"] for r in rows),  # tasks that were shown anything
         "precision_micro": (
             sum((r["precision"] or 0) * r["returned"] for r in rows) / returned

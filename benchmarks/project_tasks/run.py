@@ -30,6 +30,7 @@ from benchmarks.locomo import add_override_option, read_overrides
 from benchmarks.machine import machine_info
 from benchmarks.project_tasks.data_files import SPLITS, Dataset, load
 from benchmarks.project_tasks.metrics import DEPTH, Labels, score_shown, shown_from, summarize
+from benchmarks.recalling import recall_hits
 from memctl.config import Store, with_overrides
 
 SYSTEMS = ("hybrid", "bm25", "vector", "hook", "session", "session+hook")
@@ -51,10 +52,10 @@ def write_memories(store: Store, memories: list[dict], tag_project: bool) -> Non
         service.add_memory(
             store,
             memory["text"],
-            type=type_for_heading(memory["section"]),
+            type=memory.get("type") or type_for_heading(memory["section"]),
             tags=[memory["project"]] if tag_project else [],
             memory_id=memory["id"],
-            created="2026-01-01T09:00:00Z",
+            created=memory.get("created") or "2026-01-01T09:00:00Z",
             dedup=False,
             force=True,
             sync=False,
@@ -96,22 +97,8 @@ def build_stores(data: Dataset, projects: list[str], layout: str, workdir: Path)
 
 
 def recall_ids(store: Store, prompt: str, mode: str) -> list[str]:
-    from memctl import service
 
-    return [
-        hit.id
-        for hit in service.recall(
-            service.RecallRequest(
-                store,
-                prompt,
-                k=DEPTH,
-                mode=mode,
-                sync=False,
-                min_relevance=store.settings.recall.min_relevance,
-                store_only=True,
-            )
-        ).hits
-    ]
+    return [hit.id for hit in recall_hits(store, prompt, k=DEPTH, mode=mode, sync=False)]
 
 
 def hook_injection(store: Store, task: dict, events: tuple[str, ...]) -> dict[str, tuple]:

@@ -23,6 +23,9 @@ from memctl.store.hook_state import load_session_state
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 CHANGING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 ALWAYS_HEADING = "## Rules for every task here"
+WHOLE_HEADING = "## What this project's memory holds"
+# The order a whole store is shown in: rules first, then what they rest on, episodes last.
+_TYPE_ORDER = ("preference", "procedural", "semantic", "knowledge", "profile", "episodic")
 
 
 def _stores(store: Store, user_store: Store | None) -> list[tuple[str, Store]]:
@@ -120,10 +123,71 @@ def note_reply(store: Store, payload: HookPayload) -> None:
         record_reply_use(store, payload.session_id, reply)
 
 
-def always_block(
+def whole_store_block(
     store: Store, user_store: Store | None, budget: int
+) -> tuple[str, tuple[str, ...]] | None:
+    """Every memory of the project store (current, shareable, not quarantined, not `apply:
+    manual`, not another project's), with the user store's `apply: always` rules, when they
+    all fit `budget`: the session then starts with the whole memory, as an agent file loaded
+    whole would. None when they do not fit (the session start then shows the best of them).
+    """
+    from memctl.core.ports import MemoryFilter
+    from memctl.service.provenance import gates_for, injectable
+    from memctl.service.retrieval.indexing import open_index
+    from memctl.store.files import max_file_bytes
+    from memctl.store.parsed_memories import read_memory_kept
+
+    index = open_index(store)
+    if budget <= 0 or not index.exists():
+        return None
+    private = shares_private(store)
+    where = MemoryFilter(archived=False, scope=None if private else "project")
+    rows = {row["id"]: row for row in index.rows(where, ["id", "path", "text"])}
+    # Why this check first: a store far over the budget is told by its index, no file read.
+    if not rows or sum(estimate_tokens(row["text"] or "") for row in rows.values()) > 2 * budget:
+        return None
+    hidden = not_automatic(store, None)
+    found = []
+    for memory_id, row in rows.items():
+        if memory_id in hidden:
+            continue
+        try:
+            memory = read_memory_kept(store.root, row["path"], max_file_bytes(store))
+        except Exception:  # noqa: BLE001 - unreadable since the index was read: skip it
+            continue
+        if memory.extra.get("superseded_by"):
+            continue
+        found.append(_Always(memory.id, memory.display_title, memory.type, memory, "project"))
+    found.sort(key=lambda item: _whole_order(item.memory))
+    gates = gates_for({"project": store})
+    items = [
+        BlockItem(item.id, item.title, item.type, item.memory.body, origin)
+        for item, origin in injectable(found, gates)
+    ]
+    if not items:
+        return None
+    block = fit_block(WHOLE_HEADING, items, budget)
+    if block.omitted:
+        return None
+    if user_store is None:
+        return block.markdown, block.shown
+    rules, rule_ids = always_block(
+        store, user_store, budget - estimate_tokens(block.markdown), exclude=set(block.shown)
+    )
+    return one_fence(block.markdown, rules), block.shown + rule_ids
+
+
+def _whole_order(memory: Any) -> tuple:
+    kind = memory.type if memory.type in _TYPE_ORDER else "semantic"
+    always = memory.extra.get("apply") == "always"
+    return (not always, _TYPE_ORDER.index(kind), -float(memory.importance or 0), memory.id)
+
+
+def always_block(
+    store: Store, user_store: Store | None, budget: int, exclude: set[str] | None = None
 ) -> tuple[str, tuple[str, ...]]:
-    """The `apply: always` memories of this project (and the person's), cut to `budget`."""
+    """The `apply: always` memories of this project (and the person's), cut to `budget`;
+    those in `exclude` (already shown) left out."""
     from memctl.service.anchoring import project_of
     from memctl.service.retrieval.action import usable
     from memctl.service.retrieval.anchor_table import anchor_entries
@@ -140,6 +204,8 @@ def always_block(
     for label, each in _stores(store, user_store):
         for entry in anchor_entries(each):
             if entry.apply != "always" or not usable(entry, project, private):
+                continue
+            if exclude and entry.id in exclude:
                 continue
             try:
                 memory = read_memory_kept(each.root, entry.relpath, max_file_bytes(each))

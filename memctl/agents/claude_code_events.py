@@ -67,18 +67,24 @@ def find_hook_store(
 def session_start_context(
     store: Store, payload: HookPayload, user_store: Store | None = None
 ) -> str:
-    """The context block for a new (or resumed, cleared, compacted) session."""
-    from memctl.agents.action_events import always_block, one_fence, record
+    """The context block for a new (or resumed, cleared, compacted) session: the project's
+    whole memory when it fits hooks.always_budget (as an agent file is loaded whole), else its
+    `apply: always` rules and the context block."""
+    from memctl.agents.action_events import always_block, one_fence, record, whole_store_block
 
     budget = store.settings.hooks.session_start_budget
-    rules, rule_ids = always_block(
-        store, user_store, min(budget, store.settings.hooks.always_budget)
-    )
-    markdown, shown = context_block(
-        store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
-    )
-    shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
-    markdown = one_fence(rules, markdown)
+    always_budget = min(budget, store.settings.hooks.always_budget)
+    whole = whole_store_block(store, user_store, always_budget)
+    if whole is not None:
+        markdown, shown = whole
+        markdown = one_fence(markdown)
+    else:
+        rules, rule_ids = always_block(store, user_store, always_budget)
+        markdown, shown = context_block(
+            store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
+        )
+        shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
+        markdown = one_fence(rules, markdown)
     # Why: after a clear or a compaction the agent lost what we showed, so start the list anew.
     remember_shown(store, payload.session_id, shown, reset=True)
     record(store, payload, shown, markdown)
@@ -92,7 +98,8 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     """A few memories relevant to the prompt and not yet shown in this session; "" if none.
 
     A memory is injected when it clears the hook's relevance floor (hooks.prompt_min_relevance)
-    and shares with the prompt a word that is rare in its store (hooks.prompt_min_rarity), in
+    and shares with the prompt a word that is rare in its store (hooks.prompt_min_rarity) or
+    clearly answers it (hooks.prompt_sure_relevance), in
     the project store and the user store alike: a prompt nothing in the store is about gets
     nothing rather than the nearest noise (docs/prompt-hook-selection.md).
     """
@@ -121,6 +128,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         request.query,
         dict(stores),
         settings.prompt_min_rarity,
+        settings.prompt_sure_relevance,
     )
     gates = gates_for({"project": store, "user": user_store})
     fresh = injectable(hits, gates)

@@ -136,35 +136,25 @@ def _as_client(
         output.fit_consoles(None, None)
 
 
-def value_options(command: Any) -> frozenset[str]:
-    """The names of a click command's options that take a value."""
-    return frozenset(
-        name
-        for param in command.params
-        if getattr(param, "is_flag", True) is False
-        for name in (*param.opts, *param.secondary_opts)
-    )
+def recall_fields(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The recall request's fields as the client read them (memctl.server.typed), or None:
+    not a recall the engine runs as a use-case."""
+    typed = request.get("typed")
+    if isinstance(typed, dict) and typed.get("use_case") == "recall":
+        fields = typed.get("request")
+        return fields if isinstance(fields, dict) else None
+    return None
 
 
-def query_to_embed(
-    request: dict[str, Any], stdin: bytes, recall_value_options: frozenset[str]
-) -> str | None:
+def query_to_embed(request: dict[str, Any], stdin: bytes) -> str | None:
     """The text the command will embed as its query, when it is plain from the request: the
-    QUERY of `recall` (the first word that is neither an option nor an option's value) or the
-    prompt of the prompt hook, in every mode (recall weighs a hit's cosine in bm25 mode too). A
-    wrong guess only wastes an embedding."""
+    query of a typed `recall` (in every mode: recall weighs a hit's cosine in bm25 mode too)
+    or the prompt of the prompt hook. A wrong guess only wastes an embedding."""
+    fields = recall_fields(request)
+    if fields is not None:
+        query = fields.get("query")
+        return query if isinstance(query, str) else None
     command = CommandLine(list(request.get("argv") or []))
-    if command.name == "recall":
-        rest = command.rest
-        for position, arg in enumerate(rest):
-            if arg == "--":
-                return rest[position + 1] if position + 1 < len(rest) else None
-            if arg.startswith("-") and len(arg) > 1:
-                continue
-            if position and rest[position - 1] in recall_value_options:
-                continue
-            return arg
-        return None
     if command.name == "hook" and command.hook_event in ("user-prompt-submit", "UserPromptSubmit"):
         try:
             prompt = json.loads(stdin).get("prompt")
@@ -175,21 +165,9 @@ def query_to_embed(
 
 
 def recall_limit(request: dict[str, Any]) -> int | None:
-    """recall's `-k`/`--limit` as the request gives it (None: not given, or not a number)."""
-    rest = CommandLine(list(request.get("argv") or [])).rest
-    for position, arg in enumerate(rest):
-        if arg == "--":
-            break
-        value = None
-        if arg in ("-k", "--limit"):
-            value = rest[position + 1] if position + 1 < len(rest) else None
-        elif arg.startswith("--limit="):
-            value = arg.split("=", 1)[1]
-        elif arg.startswith("-k") and arg[2:].isdigit():
-            value = arg[2:]
-        if value is not None:
-            return int(value) if value.isdigit() else None
-    return None
+    """recall's `-k`/`--limit` as the typed request gives it (None: not given)."""
+    k = (recall_fields(request) or {}).get("k")
+    return k if isinstance(k, int) else None
 
 
 class ResidentCommands:
@@ -198,7 +176,6 @@ class ResidentCommands:
     def __init__(self) -> None:
         self._command: Any = None
         self._pending: list[tuple[dict[str, Any], list[after_reply.Work]]] = []
-        self._recall_value_options: frozenset[str] = frozenset()
         # Requests answered by use-case ("recall", "hook") or by replaying argv ("argv").
         self.counts: dict[str, int] = {"recall": 0, "hook": 0, "argv": 0}
 
@@ -208,7 +185,6 @@ class ResidentCommands:
         from memctl.cli.app import build_app
 
         self._command = typer.main.get_command(build_app())
-        self._recall_value_options = value_options(self._command.commands["recall"])
         for name in WARM_MODULES:
             importlib.import_module(name)
 
@@ -240,13 +216,11 @@ class ResidentCommands:
         if session.embedding is None:
             return
         with contextlib.suppress(Exception):
-            query = query_to_embed(request, stdin, self._recall_value_options)
+            query = query_to_embed(request, stdin)
             if query and query.strip():
                 query_vectors.prefetch_query_embedding(query, session.embedding)
-                command = CommandLine(list(request.get("argv") or []))
-                if command.name == "recall" and not any(
-                    a.startswith("--mode") for a in command.rest
-                ):
+                fields = recall_fields(request)
+                if fields is not None and "mode" not in fields:
                     self._prefetch_text_search(session, query, recall_limit(request))
 
     def _prefetch_text_search(self, session: StoreSession, query: str, k: int | None) -> None:

@@ -45,6 +45,14 @@ _EVERY_TASK = re.compile(
     r"commits?)\b",
     re.IGNORECASE,
 )
+# A rule scoped to some changes: "when you change X", "if you edit X", "after touching X".
+_CONDITION = re.compile(
+    r"\b(?:when|whenever|if|after|once)\s+(?:you\s+|we\s+)?(?:chang|edit|modif|touch|updat|"
+    r"add|renam|delet|remov|regenerat|bump)\w*\b",
+    re.IGNORECASE,
+)
+# Scripts a command line starts with: shell and PowerShell files, or extensionless programs.
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".ps1", ".cmd", ".bat")
 # Words that look like identifiers in prose but are not worth an anchor.
 _PROSE = frozenset({"e_g", "i_e", "TODO", "README", "JavaScript", "TypeScript", "GitHub"})
 
@@ -73,7 +81,9 @@ def propose_anchors(
     """The anchors `text` names that exist in a tree of `files` (paths relative to its root)."""
     commands = _commands(text, files)
     command_words = {word for command in commands for word in command.split()}
-    paths = _paths(text, files)
+    programs = {command.split()[0].removeprefix("./") for command in commands}
+    # Why: a script the text runs is a command anchor; the same words are not also a path.
+    paths = [path for path in _paths(text, files) if path not in programs]
     path_words = {part for path in paths for part in re.split(r"[/.]", path)}
     symbols = [
         name
@@ -85,15 +95,16 @@ def propose_anchors(
             paths=tuple(paths[:MAX_PER_KIND]),
             symbols=tuple(symbols[:MAX_PER_KIND]),
             commands=tuple(commands[:MAX_PER_KIND]),
-            apply="always" if applies_to_every_task(text) else DEFAULT_APPLY,
+            apply="always" if applies_to_every_task(text) and not paths else DEFAULT_APPLY,
         )
     )
 
 
 def applies_to_every_task(text: str) -> bool:
     """A rule for every change rather than for some files: "before opening a pull request,
-    run ...", "before committing", "every PR must ..."."""
-    return bool(_EVERY_TASK.search(text))
+    run ...", "before committing", "every PR must ...". A rule that says when it applies ("when
+    you change the schema, ... before committing") is about those changes, not every one."""
+    return bool(_EVERY_TASK.search(text)) and not _CONDITION.search(text)
 
 
 def _unique(values: list[str]) -> list[str]:
@@ -162,6 +173,21 @@ def _identifiers(text: str) -> list[str]:
     return [n for n in _unique(names) if n not in _PROSE]
 
 
+def _runs_script(words: list[str], program: str, scripts: set[str]) -> bool:
+    """A backticked span runs a script of the tree: a shell file or an extensionless program,
+    or any file given arguments or called as `./x`. A bare path (`src/billing/invoice.py`)
+    names a file: it is a path anchor, not a command."""
+    if program not in scripts:
+        return False
+    name = program.rsplit("/", 1)[-1]
+    return (
+        program.endswith(_SCRIPT_SUFFIXES)
+        or "." not in name
+        or len(words) > 1
+        or words[0].startswith("./")
+    )
+
+
 def _commands(text: str, files: Collection[str]) -> list[str]:
     scripts = {path for path in files if "/" in path or path.endswith((".sh", ".py", ".ps1"))}
     found = []
@@ -170,7 +196,7 @@ def _commands(text: str, files: Collection[str]) -> list[str]:
         if not words or words[0].startswith("-"):
             continue
         program = words[0].removeprefix("./")
-        if program not in KNOWN_TOOLS and program not in scripts:
+        if program not in KNOWN_TOOLS and not _runs_script(words, program, scripts):
             continue
         keep = 2
         if len(words) > 1 and words[1] in _RUNNERS:

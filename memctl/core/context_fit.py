@@ -66,8 +66,10 @@ def budget_note(
 def render(
     title: str, sections: Sequence[tuple[str, str]], parts: Sequence[Part], note: str
 ) -> str:
-    """`# title`, then one `## heading` per section with text, then the note."""
-    blocks = [f"# {title}"]
+    """One `## heading` per section with text (`### group` inside), then the note: the same
+    heading levels as every other block memctl hands an agent, so blocks joined into one
+    injection read as one document. `title` heads the block only when no section has text."""
+    blocks: list[str] = []
     for name, heading in sections:
         lines: list[str] = []
         group = None
@@ -84,6 +86,8 @@ def render(
             blocks.append(f"## {heading}\n\n" + "\n".join(lines))
     if note:
         blocks.append(note)
+    if not any(block.startswith("## ") for block in blocks):
+        blocks.insert(0, f"## {title}")
     return "\n\n".join(blocks) + "\n"
 
 
@@ -141,7 +145,7 @@ def fit(
         text, clipped = clip_to_budget(text, budget, count, left_out, shortened), True
         tokens = count(text)
     if not any(p.text for p in parts) and empty_text:
-        text = f"# {title}\n\n{empty_text}\n"
+        text = f"## {title}\n\n{empty_text}\n"
         tokens = count(text)
     return Fitted(text, tokens, left_out, shortened, clipped)
 

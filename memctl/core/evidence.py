@@ -234,25 +234,56 @@ def _ramp(value: float, none: float, full: float) -> float:
     return min(max((value - none) / (full - none), 0.0), 1.0)
 
 
+# How a cosine reads between "no evidence" and "certain": a concave curve over a range STRETCH
+# times the calibrated one, bent so that it crosses the shipped floor (recall.min_relevance
+# 0.25) at the same cosine as the straight ramp did. Why: on the straight ramp every cosine
+# from the model's `full` up read 1.00, so a loose match of a short query (a profile memory
+# for "how do we deploy", cosine ~0.5 with MiniLM) and its clear answer (~0.7) looked alike.
+STRETCH = 1.9
+_FLOOR_POINT = 0.25
+BEND = math.log(_FLOOR_POINT) / math.log(_FLOOR_POINT / STRETCH)
+# The query words a memory holds are strong evidence only when they weigh something: one word
+# of prior IDF HELD_WORDS (a fairly rare word, e.g. "deploy") gives 1 - 1/e of the words'
+# share; two such words 86%. Why: a one-word query ("how do we deploy") is wholly "held" by
+# every memory that says "deploy", which is no sign that it answers the question.
+HELD_WORDS = 8.0
+
+
+def meaning_evidence(cosine: float, scale: CosineScale, shift: float = 0.0) -> float:
+    """The evidence of a cosine on its model's scale, in [0, 1] (see STRETCH)."""
+    none = scale.none - shift
+    reach = (scale.full - scale.none) * STRETCH
+    return _ramp(cosine, none, none + reach) ** BEND
+
+
+def word_evidence(cover: float, held: float | None = None) -> float:
+    """The evidence of holding `cover` (a weighted share) of the query's words, `held` their
+    summed weight (None: as if plenty)."""
+    strength = 1.0 if held is None else -math.expm1(-held / HELD_WORDS)
+    return _ramp(cover, LEXICAL_NONE, LEXICAL_FULL) * strength
+
+
 def relevance(
     cosine: float | None,
     cover: float,
     identifier: bool = False,
     scale: CosineScale = DEFAULT_SCALE,
     cross_script: bool = False,
+    held: float | None = None,
 ) -> float:
     """How sure we are that a memory is about the query, in [0, 1], from its own evidence only.
 
     Meaning (the cosine of its vector to the query's, on its model's `scale`) and words (the
-    weighted share of the query's words it contains) each give a degree of evidence on a fixed
-    scale, and either may suffice: relevance = 1 - (1 - meaning)(1 - words). A verbatim
-    identifier of the query is certain. Unlike the fused score, the scale does not depend on
-    the other candidates, so one floor (recall.min_relevance) works for every query and model.
-    `cross_script`: the query and the memory are written in different scripts (CJK, Latin).
+    weighted share of the query's words it contains, `held` their summed weight) each give a
+    degree of evidence on a fixed scale, and either may suffice: relevance = 1 - (1 - meaning)
+    (1 - words). A verbatim identifier of the query is certain. Unlike the fused score, the
+    scale does not depend on the other candidates, so one floor (recall.min_relevance) works
+    for every query and model. `cross_script`: the query and the memory are written in
+    different scripts (CJK, Latin).
     """
     if identifier:
         return 1.0
     shift = scale.cross_script if cross_script else 0.0
-    meaning = 0.0 if cosine is None else _ramp(cosine, scale.none - shift, scale.full - shift)
-    lexical = _ramp(cover, LEXICAL_NONE, LEXICAL_FULL)
+    meaning = 0.0 if cosine is None else meaning_evidence(cosine, scale, shift)
+    lexical = word_evidence(cover, held)
     return 1.0 - (1.0 - meaning) * (1.0 - lexical)

@@ -15,6 +15,7 @@ from memctl.core.text import clip
 from memctl.core.tokens import estimate_tokens
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])|(?<=[。！？；])")
 _SLASH_COMMAND = re.compile(r"^/[\w:-]+(\s|$)")
 _ACKNOWLEDGEMENT = re.compile(
     r"^(?:ok(?:ay)?|k|yes|yep|yeah|no|nope|sure|thanks?(?: you)?|thx|ty|great|cool|nice|"
@@ -54,24 +55,55 @@ class Block:
 
 
 def memory_line(item: BlockItem, max_chars: int = 360) -> str:
-    """`- **title** (type, id; origin ..., date): body`, neutralised (core.fence), flattened to
-    one line and cut at `max_chars`."""
-    body = " ".join(neutralise(agent_body(item.body)).split())
-    title = " ".join(neutralise(item.title).split())
-    # NFKC (in neutralise) turns a cut title's "…" into "...".
-    shown = title.removesuffix("...").rstrip("…")
-    if shown and body.startswith(shown):
-        # Why back to a word start: a title cut mid-word ("kubectl argo ro…") must not leave
-        # the body opening on the rest of that word ("llouts promote api").
-        rest = len(shown)
-        if rest < len(body) and body[rest].isalnum() and body[rest - 1].isalnum():
-            rest = body.rfind(" ", 0, rest) + 1
-        body = body[rest:].lstrip(" .:-—")
+    """`- **title**: body (type, id; origin ..., date)`, neutralised (core.fence), on one line.
+
+    The text comes first and whole (memory_text), without its `## History`; the metadata
+    closes the line, so no sentence resumes after it.
+    """
     label = f"; {note_label(item.origin, item.date)}" if item.origin else ""
-    line = f"- **{title}** ({item.type}, {item.id}{label})"
-    if body:
-        line += f": {body}"
-    return clip(line, max_chars)
+    meta = f"({item.type}, {item.id}{label})"
+    text = memory_text(item.title, agent_body(item.body), max_chars - len(meta) - 3)
+    return f"- {text} {meta}"
+
+
+def memory_text(title: str, body: str, room: int) -> str:
+    """A memory's title and body as one passage of at most `room` characters, neutralised:
+    cut at a sentence end when one falls in its second half, else between words. A title that
+    only opens the body (a cut first sentence) is not repeated: the body's first sentence is
+    the bold headline."""
+    room = max(room, 40)
+    body = " ".join(neutralise(body).split())
+    title = " ".join(neutralise(title).split())
+    # NFKC (in neutralise) turns a cut title's "…" into "...".
+    opening = title.removesuffix("...").rstrip("…").rstrip()
+    if not body or body == opening:
+        return f"**{whole_sentences(title, room)}**"
+    if opening and body.startswith(opening):
+        return _bold_first_sentence(whole_sentences(body, room))
+    head = whole_sentences(title, room)
+    rest = room - len(head) - 6
+    return f"**{head}**" + (f": {whole_sentences(body, rest)}" if rest >= 20 else "")
+
+
+def _bold_first_sentence(text: str) -> str:
+    found = _SENTENCE_END.search(text)
+    if found is None:
+        return f"**{text}**"
+    return f"**{text[: found.start()].rstrip()}** {text[found.end() :]}".rstrip()
+
+
+def whole_sentences(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters; else its leading sentences that fit, when they
+    fill at least half of it, else the text cut between words with "…"."""
+    if len(text) <= limit:
+        return text
+    cut = max(
+        (m.end() for m in _SENTENCE_END.finditer(text, 0, limit + 1) if m.end() <= limit),
+        default=0,
+    )
+    if cut >= limit // 2:
+        return text[:cut].rstrip()
+    return clip(text, limit)
 
 
 def fit_block(heading: str, items: list[BlockItem], budget_tokens: int, footer: str = "") -> Block:

@@ -186,16 +186,7 @@ def pending_review(store: Store) -> list[Pending]:
     for path, memory in list_memories(store, include_archived=False).memories:
         reason = gate.quarantine_reason(memory)
         if reason:
-            pending.append(
-                Pending(
-                    memory.id,
-                    store.root / path,
-                    memory.display_title,
-                    gate.origin(memory),
-                    reason,
-                    memory.body,
-                )
-            )
+            pending.append(_pending(store, path, memory, gate, reason))
     return pending  # list_memories gives them oldest first
 
 
@@ -255,16 +246,7 @@ def unreviewed(store: Store) -> list[Pending]:
     for path, memory in list_memories(store, include_archived=False).memories:
         if gate.vouched_origin(memory) is None and not gate.approved(memory):
             reason = gate.quarantine_reason(memory) or ""
-            found.append(
-                Pending(
-                    memory.id,
-                    store.root / path,
-                    memory.display_title,
-                    gate.origin(memory),
-                    reason,
-                    memory.body,
-                )
-            )
+            found.append(_pending(store, path, memory, gate, reason))
     return found
 
 
@@ -365,3 +347,9 @@ def forget_provenance(store: Store, ids: list[str]) -> None:
         compact_writes(store.state_dir, forget=set(ids))
     except OSError:
         pass
+
+
+def _pending(store: Store, path: str, memory: Memory, gate: Gate, reason: str) -> Pending:
+    return Pending(
+        memory.id, store.root / path, memory.display_title, gate.origin(memory), reason, memory.body
+    )

@@ -20,6 +20,7 @@ from memctl.core.errors import InvalidMemoryFile
 from memctl.core.federation import interleave_by_rank
 from memctl.core.fence import fence, neutralise, note_label
 from memctl.core.history import agent_body
+from memctl.core.hook_blocks import memory_text
 from memctl.core.memory import Memory
 from memctl.core.ports import MemoryFilter, Row
 from memctl.core.schema import plain
@@ -308,18 +309,13 @@ def _memory_part(rank: int, item: Recalled) -> Part:
         f"({memory.type}, id {memory.id}, {note_label(item.origin, when)}, "
         f"via {', '.join(origins)}{mine})"
     )
-    title = neutralise(memory.display_title)
-    body = flatten_body(neutralise(agent_body(memory.body)))
-    if body.startswith(title.rstrip("…").rstrip()):
-        # A memory without its own title: its text is the headline.
-        levels = [f"- {clip(body, 700)} {about}", f"- {clip(body, 160)} {about}", ""]
-    else:
-        head = f"- **{title}** {about}"
-        levels = (
-            [f"{head}\n  {clip(body, 700)}", f"{head}\n  {clip(body, 160)}", ""]
-            if body
-            else [head, ""]
-        )
+    # Why the text first: the metadata closes the line, so no sentence resumes after it.
+    body = flatten_body(agent_body(memory.body))
+    levels = [
+        f"- {memory_text(memory.display_title, body, 700)} {about}",
+        f"- {memory_text(memory.display_title, body, 160)} {about}",
+        "",
+    ]
     # Why apart: a recent episode found by no query is not "relevant", only recent.
     section = "recent" if origins == ["recent"] else "memories"
     return Part(section, levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")

@@ -21,6 +21,7 @@ from memctl.service.memories.lookup import Listing, list_memories
 from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.explain import Trace
 from memctl.service.retrieval.recall import Hit, recall_one_store, start_query_embedding
+from memctl.service.retrieval.request import RecallRequest, Stores
 
 # A hit found by its words needs only half the cosine of one found by meaning alone (the rule the
 # prompt hook uses), and an exact identifier beats every cosine.
@@ -31,8 +32,6 @@ IDENTIFIER_RELEVANCE = 10.0
 # of 0.3 by meaning alone, 0.15 with matching words: the prompt hook's default floor). The
 # project's own hits are never dropped, so its answer is never smaller than it was alone.
 OTHER_STORE_FLOOR = 0.3
-
-Stores = list[tuple[str, Store]]
 
 
 @dataclass
@@ -57,30 +56,24 @@ def user_store_of(stores: Stores) -> Store | None:
 
 def federated_recall(
     stores: Stores,
-    query: str,
-    k: int = 5,
-    mode: str = "hybrid",
+    request: RecallRequest,
     *,
     query_vector: Future | None = None,
     traces: list[Trace] | None = None,
-    **options: Any,
 ) -> list[Hit]:
-    """`recall_one_store` over every store, merged into one list of k; one store: plain `recall_one_store`.
-    `traces[i]`, if given, is filled with store i's ranking (--explain)."""
+    """The request recalled in every store, merged into one list of k (the request's, else the
+    project's recall.k); one store: its own answer. `traces[i]`, if given, is filled with store
+    i's ranking (--explain)."""
+    k = request.k if request.k is not None else request.store.settings.recall.k
+    mode = request.mode
     each_trace: list[Trace | None] = list(traces) if traces else [None] * len(stores)
     if len(stores) == 1:
         return recall_one_store(
-            stores[0][1],
-            query,
-            k=k,
-            mode=mode,
-            query_vector=query_vector,
-            trace=each_trace[0],
-            **options,
+            stores[0][1], request, k=k, query_vector=query_vector, trace=each_trace[0]
         )
-    query_vectors = _query_vectors(stores, query, mode, query_vector)
+    query_vectors = _query_vectors(stores, request.query, mode, query_vector)
     answers = [
-        recall_one_store(store, query, k=k, mode=mode, query_vector=vector, trace=trace, **options)
+        recall_one_store(store, request, k=k, query_vector=vector, trace=trace)
         for (_, store), vector, trace in zip(stores, query_vectors, each_trace, strict=True)
     ]
     for number in range(1, len(stores)):
@@ -89,12 +82,7 @@ def federated_recall(
             # Why again, deeper: another project's memories took places in this store's top k;
             # its top k among this project's (and shared) memories is what the merge needs.
             deeper = recall_one_store(
-                stores[number][1],
-                query,
-                k=k * 4,
-                mode=mode,
-                query_vector=query_vectors[number],
-                **options,
+                stores[number][1], request, k=k * 4, query_vector=query_vectors[number]
             )
             kept = this_project_only(stores[0][1], deeper)[:k]
         answers[number] = kept

@@ -183,14 +183,17 @@ def select_hits(
         stems = text_stems(row["text"])
         hit.cosine = cosines.get(memory_id)
         hit.coverage = part_coverage(evidence.weights, stems, shown)
+        held: float | None = hit.coverage * sum(evidence.weights.values())
         if dated_inside(row, evidence.window):
             hit.coverage = coverage_with_time(hit.coverage)
+            held = None  # Why: its date answers the query's time, which weighs no less than a word
         hit.relevance = relevance(
             hit.cosine,
             hit.coverage,
             memory_id in evidence.identifier_ids,
             evidence.scale,
             cross_script=mostly_cjk(row["text"]) != evidence.query_cjk,
+            held=held,
         )
         if trace is not None:
             trace.relevance[memory_id] = round(hit.relevance, 4)

@@ -232,9 +232,12 @@ def sync_index(
         if _matches_stamp(store, None, open_index(store, archive), archive, report):
             return report
     ticket = guard.sync_started(store.root, archive)
-    changed = None if rebuild or ticket is None or ticket.changed is None else ticket.changed
-    if changed is not None:
-        changed |= frozenset(written)
+    if ticket is None:  # Why: a guard that does not watch this store knows nothing of it
+        changed = frozenset(written) if written and not rebuild else None
+    elif rebuild or ticket.changed is None:
+        changed = None
+    else:
+        changed = ticket.changed | frozenset(written)
     report = _checked_sync(store, rebuild, progress, archive, verify, changed, known_vectors)
     # Why: a problem the stamp does not hold (an unreadable file) must be found again next time.
     stamp = Manifest.load_stamp(store.index_dir, manifest_name(archive))

@@ -1,6 +1,7 @@
 """Which recalled memories the prompt hook injects: those relevant enough that also share a
 word with the prompt that is rare in their store (core.rare_terms), so a prompt nothing in the
-store is about gets nothing.
+store is about gets nothing; and those that clearly answer the prompt (relevance at least
+hooks.prompt_sure_relevance), even when every memory shares the prompt's words.
 
 The store's term counts come from its index (the text of every memory), kept per store and
 index state so that a resident server counts each store once until it changes.
@@ -46,11 +47,21 @@ def store_term_counts(store: Store) -> TermCounts:
 
 
 def rare_term_hits(
-    hits: Iterable[Any], prompt: str, stores: dict[str, Store], min_rarity: float
+    hits: Iterable[Any],
+    prompt: str,
+    stores: dict[str, Store],
+    min_rarity: float,
+    sure: float | None = None,
 ) -> list[Any]:
     """The hits that share with the prompt a term of at least `min_rarity` in their own store
-    (0 keeps every hit). A memory written in another script than the prompt (an English prompt,
-    a Chinese note) shares no words with it by nature: its relevance alone decides."""
+    (0 keeps every hit), or whose relevance is at least `sure` (None: no such exemption). A
+    memory written in another script than the prompt (an English prompt, a Chinese note) shares
+    no words with it by nature: its relevance alone decides.
+
+    Why the exemption: in a store where every memory speaks of deploys, "deploy" is rare in
+    none, and the memory that answers "how do we deploy to production?" would be held back with
+    the rest; its relevance says it answers (calibrated on the project-task benchmark's dev half,
+    docs/prompt-hook-selection.md)."""
     hits = list(hits)
     if min_rarity <= 0:
         return hits
@@ -64,7 +75,8 @@ def rare_term_hits(
             counts[label] = store_term_counts(stores[label])
         text = f"{hit.title}\n{hit.body}"
         if (
-            mostly_cjk(text) != prompt_cjk
+            (sure is not None and getattr(hit, "relevance", 0.0) >= sure)
+            or mostly_cjk(text) != prompt_cjk
             or rarest_shared(asked, text, counts[label]) >= min_rarity
         ):
             kept.append(hit)

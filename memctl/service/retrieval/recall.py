@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from memctl.config import RecallSettings, Store
-from memctl.core.errors import UsageError
 from memctl.core.evidence import (
     cosine_scale,
 )
@@ -29,8 +28,9 @@ from memctl.service.retrieval.hits import (
     select_hits,
 )
 from memctl.service.retrieval.index_guard import read_repairing, verify_index
-from memctl.service.retrieval.indexing import open_index, sync_index
+from memctl.service.retrieval.indexing import open_index
 from memctl.service.retrieval.query_vectors import start_query_embedding
+from memctl.service.retrieval.request import RecallRequest
 from memctl.service.retrieval.stages import (
     NOTES,
     Candidates,
@@ -50,8 +50,6 @@ from memctl.service.retrieval.timing import (
     telling_window,
 )
 from memctl.store.access import record_access
-
-MODES = ("hybrid", "bm25", "vector")
 
 
 def build_filter(
@@ -74,63 +72,43 @@ def build_filter(
 
 def recall_one_store(
     store: Store,
-    query: str,
-    k: int | None = None,
-    mode: str = "hybrid",
-    types: list[str] | None = None,
-    tags: list[str] | None = None,
-    agent: str | None = None,
-    include_archived: bool = False,
-    sync: bool = True,
-    query_vector: Future | None = None,
-    include_private: bool = True,
+    request: RecallRequest,
     *,
-    min_relevance: float | None = None,
-    include_superseded: bool = False,
-    with_neighbours: bool = False,
-    since: str | datetime | None = None,
-    until: str | datetime | None = None,
-    as_of: str | datetime | None = None,
+    k: int | None = None,
+    query_vector: Future | None = None,
     trace: Trace | None = None,
     weigh_meaning: bool = True,
 ) -> list[Hit]:
-    """At most `k` memories of one store about `query`, best first; none when nothing is
-    relevant enough. The faces call the use-case (service.retrieval.use_case.recall), which
-    reads the user store too and sets the floor by purpose; this is its one-store step.
+    """At most `k` (else the request's, else recall.k) memories of this one store about the
+    request's query, best first; none when nothing is relevant enough. The faces call the
+    use-case (service.retrieval.use_case.recall), which checks the request, syncs, reads the
+    user store too and merges; this is its one-store step, run on an index already synced.
 
-    `k` defaults to recall.k; `query_vector` may come from start_query_embedding(), begun
-    before the caller's own sync. `include_private=False` leaves out private memories: what an
-    agent's context gets unless the user shares them (see service.privacy).
-    `min_relevance` overrides recall.min_relevance (0 keeps every candidate). A memory that a
-    newer one supersedes is left out unless `include_superseded`. `since`/`until` keep only
-    memories dated in [since, until); a time expression in the query ("last week", "in May",
-    上周) favours memories of that time, resolved against `as_of` (default: now).
-    `trace`, if given, is filled with each candidate's score after each stage (--explain).
-    A hit's relevance weighs its cosine to the query in every mode, bm25 included, so it means
-    the same in each; `weigh_meaning=False` weighs its words only (no model is loaded).
+    `query_vector` may come from start_query_embedding(), begun before the caller's sync. The
+    floor is the request's (its purpose's), else this store's recall.min_relevance. `trace`,
+    if given, is filled with each candidate's score after each stage (--explain). A hit's
+    relevance weighs its cosine to the query in every mode, bm25 included, so it means the
+    same in each; `weigh_meaning=False` weighs its words only (no model is loaded).
     """
-    k = store.settings.recall.k if k is None else k
-    if mode not in MODES:
-        raise UsageError(f"Unknown recall mode '{mode}'. Choose one of: {', '.join(MODES)}.")
-    if k < 1:
-        raise UsageError("-k must be at least 1.")
-    if not query.strip():
-        raise UsageError("The query is empty.")
-    # Why: loading the ONNX model overlaps with syncing and importing lance (both ~0.3 s).
+    k = k if k is not None else request.k if request.k is not None else store.settings.recall.k
+    query, mode = request.query, request.mode
+    # Why: loading the ONNX model overlaps with opening lance (~0.3 s).
     if query_vector is None and (mode != "bm25" or weigh_meaning):
         query_vector = start_query_embedding(query, model_settings(store))
-    if sync:
-        sync_index(store)
-    if sync and include_archived:
-        sync_index(store, archive=True)
-    floor = store.settings.recall.min_relevance if min_relevance is None else min_relevance
-    bounds = explicit_window(since, until)
-    where = build_filter(types, tags, agent, include_private, bounds)
-    options = _Options(floor, include_superseded, with_neighbours, bounds, as_of, trace)
+    floor = request.floor()
+    floor = store.settings.recall.min_relevance if floor is None else floor
+    bounds = explicit_window(request.since, request.until)
+    where = build_filter(
+        request.types, request.tags, request.agent, request.include_private, bounds
+    )
+    options = _Options(
+        floor, request.include_superseded, request.with_neighbours, bounds, request.as_of, trace
+    )
+    archived = request.include_archived
     return read_repairing(
         store,
-        lambda: _search(store, query, k, mode, where, include_archived, query_vector, options),
-        archive=include_archived,
+        lambda: _search(store, query, k, mode, where, archived, query_vector, options),
+        archive=archived,
     )
 
 
@@ -252,9 +230,8 @@ def _search(
 
 def _anchor_date(store: Store, anchor: str) -> datetime | None:
     """The date of the memory an event phrase ("the migration") clearly names, if one does."""
-    found = recall_one_store(
-        store, anchor, k=1, mode="bm25", sync=False, min_relevance=0.5, weigh_meaning=False
-    )
+    asked = RecallRequest(store, anchor, k=1, mode="bm25", min_relevance=0.5, sync=False)
+    found = recall_one_store(store, asked, weigh_meaning=False)
     return parse_time(found[0].date) if found else None
 
 

@@ -46,6 +46,7 @@ from memctl.core.ranking import (
     score_fusion,
     spread_to_neighbours,
 )
+from memctl.core.recall_fields import MODES
 from memctl.core.speakers import speaker_of, turns_of_asked
 from memctl.service.retrieval.answers import add_answer_bonus
 from memctl.service.retrieval.timing import add_time_bonus, in_window
@@ -342,7 +343,7 @@ def length_prior(candidates: Candidates, ranking: Ranking) -> Candidates:
     return candidates.with_scores(scores)
 
 
-ALL_MODES = ("hybrid", "bm25", "vector")
+ALL_MODES = MODES
 CHUNKS, MEMORIES, HITS = "chunks", "memories", "hits"
 
 
@@ -483,7 +484,14 @@ PIPELINE: tuple[Stage, ...] = (
         "its file; its relevance is weighed from its own evidence; below the floor of the "
         "request's purpose, superseded or unreadable, it is cut; the first k stay",
         ("min_relevance", "hooks.prompt_min_relevance", "context.min_relevance"),
-        constants=("EVIDENCE_DEPTH", "COSINE_SCALES", "LEXICAL_NONE", "LEXICAL_FULL"),
+        constants=(
+            "EVIDENCE_DEPTH",
+            "COSINE_SCALES",
+            "STRETCH",
+            "LEXICAL_NONE",
+            "LEXICAL_FULL",
+            "HELD_WORDS",
+        ),
         modes=ALL_MODES,
     ),
     Stage(
