@@ -12,7 +12,7 @@ hook). The three channels are scored as one union by benchmarks.project_tasks (i
 essential recall, precision and tokens count everything the agent was shown.
 
 Anchors are not written by hand: each memory's anchors come from memctl's own proposal code
-(core.anchor_proposals) run on the memory's text against the repository's tree at the commit its
+(core.codebase.anchor_proposals) run on the memory's text against the repository's tree at the commit its
 agent file was read from (a mirror of each repository: `fetch` it, or point --mirrors at clones).
 
 --layout shared puts every project's memories in one user store, each bound to its project
@@ -84,7 +84,7 @@ def tree_at(repo: Path, commit: str, cache: Path):
 
 
 def remote_name(repo: str) -> str:
-    from memctl.core.project_id import normalise_remote
+    from memctl.core.codebase.project_id import normalise_remote
 
     return normalise_remote(f"https://github.com/{repo}")
 
@@ -93,8 +93,8 @@ def anchor_store(store: Store, memories: list[dict], trees: dict, projects: dict
     """Propose anchors for each memory from its own text; bind it to its project when
     `projects` maps project keys to names (the shared layout). Returns anchor counts."""
     from memctl import service
-    from memctl.core.anchor_proposals import propose_anchors
-    from memctl.core.anchors import PROJECT_KEY
+    from memctl.core.codebase.anchor_proposals import propose_anchors
+    from memctl.core.codebase.anchors import PROJECT_KEY
     from memctl.service.anchoring import anchored_extra
     from memctl.store.files import find_by_id, read_memory, write_memory
 
@@ -217,7 +217,7 @@ class Sessions:
     def _run_sessions(self) -> None:
         from memctl.agents.claude_code import HookPayload
         from memctl.agents.claude_code_events import prompt_context, session_start_context
-        from memctl.core.tokens import estimate_tokens
+        from memctl.core.language.tokens import estimate_tokens
         from memctl.service.retrieval.action import ActionRequest, action_recall
         from memctl.store.hook_state import load_session_state
 

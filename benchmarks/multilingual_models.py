@@ -2,7 +2,7 @@
 
 python -m benchmarks.multilingual_models [--models ID ...] [--threads N] [--repeats N] [--json OUT]
 
-Every model memctl can run (core.embedding.MODELS, those whose package is installed) embeds the
+Every model memctl can run (core.files.embedding.MODELS, those whose package is installed) embeds the
 68 memories of benchmarks/data/multilingual.json through the same embedder `memctl` uses; each
 query is ranked against them by cosine, which is what `--modes vector` of
 benchmarks.multilingual scores through the index. Texts/s is the median of `--repeats` passes
@@ -27,8 +27,8 @@ from rich.table import Table
 from benchmarks.machine import machine_info
 from benchmarks.multilingual import DATA, GROUPS, score
 from memctl.config import EmbeddingSettings
-from memctl.core.embedding import MODELS
 from memctl.core.errors import ModelUnavailable
+from memctl.core.files.embedding import MODELS
 
 console = Console(stderr=True)
 

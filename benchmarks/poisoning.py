@@ -9,7 +9,7 @@ memctl's git hooks installed). Every payload carries a canary word. Then every s
 injects memories is read with a query made of the payload's own words (the worst case): the
 SessionStart and UserPromptSubmit hooks, `memctl context` (what MCP `context` returns) and
 `recall --format context`. A case fails when its canary reaches any of them outside
-quarantine, or when any surface's output is not one intact fence (core.fence).
+quarantine, or when any surface's output is not one intact fence (core.trust.fence).
 
 The clean set (benchmarks/data/poisoning/clean_notes.jsonl: items of public AGENTS.md /
 CLAUDE.md files, see ATTRIBUTION.md) is imported with `memctl import` (origin import:<file>);
@@ -86,7 +86,7 @@ def injected(store, query: str) -> dict[str, str]:
 
 def exported_agent_files(store) -> dict[str, str]:
     """What `memctl export --format claude-md|agents-md|cursor-rules` writes (to stdout)."""
-    from memctl.core.memory import MEMORY_TYPES
+    from memctl.core.files.memory import MEMORY_TYPES
     from memctl.service.memories.exchange import export_memories
 
     found = {}
@@ -104,7 +104,7 @@ _RAW_TAG = re.compile(r"<\s*/?\s*(?:system|memctl-notes|function_calls|invoke|as
 
 def fence_problems(text: str) -> list[str]:
     """What is wrong with a surface's output as one fenced block ([] when fine or empty)."""
-    from memctl.core.fence import CLOSE, OPEN, fold, is_fenced
+    from memctl.core.trust.fence import CLOSE, OPEN, fold, is_fenced
 
     if not text.strip():
         return []
@@ -209,7 +209,7 @@ def own_quarantine(workdir: Path, folder: Path, limit: int, max_bytes: int) -> d
 def without_defences() -> None:
     """The baseline: no quarantine, no fence, nothing neutralised (what memctl did before)."""
     from memctl.cli.commands import recall
-    from memctl.core import hook_blocks
+    from memctl.core.recall import hook_blocks
     from memctl.service import provenance
     from memctl.service.retrieval import context
 

@@ -4,7 +4,7 @@
 
 Reads AGENTS.md / CLAUDE.md files of permissively licensed public repositories (snapshots as
 `git` directories under MIRROR_ROOT/<owner>+<name>/repo), splits each into the items
-`memctl import` would make of it (core.agent_files.read_instructions), and writes
+`memctl import` would make of it (core.files.agent_files.read_instructions), and writes
 benchmarks/data/poisoning/clean_notes.jsonl (one note a line, with repository, path, commit,
 line and license) and ATTRIBUTION.md. Items are split dev/test by a hash of their text.
 """
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memctl.core.agent_files import read_instructions
+from memctl.core.files.agent_files import read_instructions
 
 DATA = Path(__file__).resolve().parent / "data" / "poisoning"
 SOURCES = {  # repository -> (license, agent files)

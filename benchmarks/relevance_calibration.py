@@ -9,7 +9,7 @@ this recalls (hybrid, no floor, top 10) the queries of two dev sets, the small s
 multilingual.json, plus the no-answer queries below), and collects each hit's cosine to the
 query and word coverage, labelled by the gold answers. From the cosines of hits that do not
 answer their query it prints the model's null distribution (mean, standard deviation, high
-quantiles) and from the gold hits the related one: core.evidence.COSINE_SCALES is chosen from
+quantiles) and from the gold hits the related one: core.recall.evidence.COSINE_SCALES is chosen from
 these. Queries are split in two by position: figures are printed for the dev half (even
 positions) and the held-out half (odd), then for the bundled example store (.memory.example,
 never used to choose): the share of its no-answer queries that return anything at the
@@ -190,7 +190,7 @@ def floor_figures(records: list, floor: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from memctl.core.embedding import MODELS
+    from memctl.core.files.embedding import MODELS
 
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.relevance_calibration", description=__doc__.splitlines()[0]

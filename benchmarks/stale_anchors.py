@@ -128,8 +128,8 @@ def memories_at_a(repo: Path, a: str, b: str) -> list[dict]:
 
 
 def run(repo: Path) -> dict:
-    from memctl.core.anchor_proposals import propose_anchors
-    from memctl.core.anchors import renamed_anchors, staleness
+    from memctl.core.codebase.anchor_proposals import propose_anchors
+    from memctl.core.codebase.anchors import renamed_anchors, staleness
     from memctl.store.code_tree import CodeTree, renames_between
 
     started = time.perf_counter()

@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memctl.core import decay as decay_model
-from memctl.core.embedding import AUTO, MODEL_CHOICES, model_spec
 from memctl.core.errors import InvalidConfig, StoreNotFound
-from memctl.core.safe_yaml import MAX_YAML_CHARS
-from memctl.core.schema import (
+from memctl.core.files.embedding import AUTO, MODEL_CHOICES, model_spec
+from memctl.core.files.safe_yaml import MAX_YAML_CHARS
+from memctl.core.files.schema import (
     KeyPath,
     SettingError,
     build,
@@ -33,8 +32,9 @@ from memctl.core.schema import (
     section,
     setting,
 )
-from memctl.core.terminal import printable
-from memctl.core.yaml_lines import BrokenYAML, line_of, load_with_lines
+from memctl.core.files.yaml_lines import BrokenYAML, line_of, load_with_lines
+from memctl.core.learning import decay as decay_model
+from memctl.core.trust.terminal import printable
 
 STORE_DIRNAME = ".memory"
 INDEX_DIRNAME = ".index"
@@ -165,7 +165,7 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     prompt_k: int = setting(3, at_least=1)
     prompt_min_chars: int = setting(12, at_least=0)
     prompt_min_relevance: float | None = setting(0.35, at_least=0, at_most=1)  # None: recall.s
-    prompt_min_rarity: float = setting(0.8, at_least=0, at_most=1)  # core.rare_terms; 0: off
+    prompt_min_rarity: float = setting(0.8, at_least=0, at_most=1)  # core.recall.rare_terms; 0: off
     # A memory this relevant is injected without a store-rare word shared with the prompt: it
     # clearly answers it, even when every memory speaks of the prompt's topic. 1: never.
     prompt_sure_relevance: float = setting(0.85, at_least=0, at_most=1)

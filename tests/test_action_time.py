@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from memctl.agents.action_events import ALWAYS_HEADING
 from memctl.cli.app import app
-from memctl.core.fence import is_fenced
+from memctl.core.trust.fence import is_fenced
 from memctl.store.code_tree import working_tree
 
 runner = CliRunner()

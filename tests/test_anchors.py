@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memctl.core.anchor_proposals import propose_anchors
-from memctl.core.anchors import (
+from memctl.core.codebase.anchor_proposals import propose_anchors
+from memctl.core.codebase.anchors import (
     Anchors,
     anchors_from,
     command_matches,
@@ -13,9 +13,9 @@ from memctl.core.anchors import (
     renamed_anchors,
     staleness,
 )
+from memctl.core.codebase.project_id import normalise_remote
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.frontmatter import parse_memory, render_memory
-from memctl.core.project_id import normalise_remote
+from memctl.core.files.frontmatter import parse_memory, render_memory
 
 PLAIN = b"""---
 id: abc
@@ -164,8 +164,8 @@ def test_only_preferences_that_name_no_project_stay_shared(memory_type, text, sh
 
 
 def test_a_long_memory_does_not_repeat_its_opening_words_in_a_block():
-    from memctl.core.hook_blocks import BlockItem, memory_line
-    from memctl.core.memory import first_line
+    from memctl.core.files.memory import first_line
+    from memctl.core.recall.hook_blocks import BlockItem, memory_line
 
     body = "Before opening a PR, verify: [ ] Changeset created if user-facing (file in `.changeset/` with correct type)"
     line = memory_line(BlockItem("m1", first_line(body), "procedural", body))
@@ -173,7 +173,7 @@ def test_a_long_memory_does_not_repeat_its_opening_words_in_a_block():
 
 
 def test_proposals_give_each_anchor_its_own_kind_and_scope_rules_to_their_files():
-    from memctl.core.anchor_proposals import propose_anchors
+    from memctl.core.codebase.anchor_proposals import propose_anchors
 
     files = ["src/billing/invoice.py", "script/generate-docs", "scripts/release.py", "Makefile"]
 

@@ -7,8 +7,8 @@ import pytest
 
 from memctl import service
 from memctl.config import with_overrides
-from memctl.core.answer_kinds import PLACE, TIME, asked_kind, states_place
-from memctl.core.when import asks_when, states_schedule
+from memctl.core.recall.answer_kinds import PLACE, TIME, asked_kind, states_place
+from memctl.core.recall.when import asks_when, states_schedule
 from memctl.service.retrieval.answers import add_answer_bonus
 
 

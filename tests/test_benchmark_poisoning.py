@@ -8,7 +8,7 @@ import json
 import pytest
 
 from benchmarks import poisoning, poisoning_cases
-from memctl.core.fence import fence
+from memctl.core.trust.fence import fence
 
 pytestmark = pytest.mark.usefixtures("fake_embedder")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memctl import service
-from memctl.core.anchors import anchors_from, path_matches
+from memctl.core.codebase.anchors import anchors_from, path_matches
 from memctl.server import daemon
 from memctl.server.protocol import PROTOCOL, recv_message, send_message
 
@@ -58,7 +58,7 @@ def anchored(project: Path, name: str, paths: list[str]) -> Path:
 
 
 MATCHES = """
-from memctl.core.anchors import path_matches
+from memctl.core.codebase.anchors import path_matches
 deep = "/".join(["d"] * 22) + "/y.py"
 assert path_matches("**/" * 32 + "y.py", deep)
 assert not path_matches("**/" * 32 + "z.py", deep)
@@ -102,7 +102,7 @@ def test_stale_with_hostile_globs_on_a_deep_tree_finishes_and_names_what_it_left
 
 
 def test_a_memory_with_too_many_or_too_costly_globs_keeps_the_first_within_the_limit():
-    from memctl.core.anchors import MAX_ANCHORS_PER_KEY, anchor_limits
+    from memctl.core.codebase.anchors import MAX_ANCHORS_PER_KEY, anchor_limits
 
     costly = "*a" * 40 + ".py"
     extra = {"paths": [costly, *[f"src/{n}.py" for n in range(200)]]}

@@ -10,8 +10,8 @@ import pytest
 
 from memctl import service
 from memctl.config import open_store
-from memctl.core.chunking import CHUNK_TOKENS, OVERLAP_TOKENS, split_chunks
-from memctl.core.tokens import estimate_tokens
+from memctl.core.files.chunking import CHUNK_TOKENS, OVERLAP_TOKENS, split_chunks
+from memctl.core.language.tokens import estimate_tokens
 from memctl.service.retrieval.indexing import open_index
 
 pytestmark = pytest.mark.model

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from memctl import service
 from memctl.cli.app import app
-from memctl.core.fence import fence
+from memctl.core.trust.fence import fence
 from memctl.integrations.tokenizer import count_tokens
 from memctl.service.lifecycle.session import add_turn
 from memctl.service.lifecycle.task import begin_task, step_task

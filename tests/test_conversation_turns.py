@@ -7,8 +7,8 @@ import pytest
 
 from memctl import service
 from memctl.config import with_overrides
-from memctl.core.ranking import length_priors, text_words
-from memctl.core.speakers import asked_speakers, names, speaker_of, turns_of_asked
+from memctl.core.recall.ranking import length_priors, text_words
+from memctl.core.recall.speakers import asked_speakers, names, speaker_of, turns_of_asked
 
 
 def test_the_label_a_turn_begins_with_is_its_speaker():

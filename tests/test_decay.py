@@ -4,7 +4,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memctl.config import DEFAULTS
-from memctl.core.decay import (
+from memctl.core.errors import UsageError
+from memctl.core.learning.decay import (
     DecayInput,
     DecaySettings,
     decay_score,
@@ -12,7 +13,6 @@ from memctl.core.decay import (
     plan_decay,
     recency_bonus,
 )
-from memctl.core.errors import UsageError
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -8,11 +8,11 @@ import pytest
 
 from benchmarks.bulk_import import records, write_jsonl
 from memctl import service
-from memctl.core.facts import distinct_facts
-from memctl.core.history import HEADING, earlier_identifiers, split_history
-from memctl.core.memory import Memory
-from memctl.core.revisions import superseded
-from memctl.core.supersession import SupersedeLimits, supersedes
+from memctl.core.files.history import HEADING, earlier_identifiers, split_history
+from memctl.core.files.memory import Memory
+from memctl.core.learning.facts import distinct_facts
+from memctl.core.learning.revisions import superseded
+from memctl.core.learning.supersession import SupersedeLimits, supersedes
 from memctl.service.memories.exchange import import_file
 from memctl.service.memories.lookup import list_memories
 

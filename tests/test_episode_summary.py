@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from memctl.core.conversation import Turn
-from memctl.core.episodes import (
+from memctl.core.language.tokens import estimate_tokens
+from memctl.core.learning.conversation import Turn
+from memctl.core.learning.episodes import (
     draft_conversation,
     render_episode_body,
     roll_summary,
     turn_sentences,
 )
-from memctl.core.tokens import estimate_tokens
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sessions" / "checkout_incident.jsonl"
 

@@ -9,9 +9,9 @@ from typer.testing import CliRunner
 
 from memctl import service
 from memctl.cli.app import app
-from memctl.core.agent_files import read_instructions, split_mdc
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.tokens import estimate_tokens
+from memctl.core.files.agent_files import read_instructions, split_mdc
+from memctl.core.language.tokens import estimate_tokens
 from memctl.service.memories.exchange import ImportRefused, export_memories, import_file
 
 pytestmark = pytest.mark.usefixtures("fake_embedder")

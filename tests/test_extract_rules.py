@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from memctl.agents.transcripts import read_conversation_file
-from memctl.core.conversation import Turn
-from memctl.core.extract_rules import extract_candidates, extract_sentence
+from memctl.core.learning.conversation import Turn
+from memctl.core.learning.extract_rules import extract_candidates, extract_sentence
 
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
 

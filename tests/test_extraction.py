@@ -12,7 +12,7 @@ from memctl import service
 from memctl.agents.transcripts import read_conversation, read_conversation_file
 from memctl.cli.app import app
 from memctl.config import open_store
-from memctl.core.history import split_history
+from memctl.core.files.history import split_history
 from memctl.integrations.llm import LLMBadOutput
 from memctl.service.extraction import extract
 from memctl.store.files import read_memory, scan_files

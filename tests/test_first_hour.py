@@ -97,7 +97,7 @@ def test_a_long_word_is_not_copied_into_a_derived_field(store, fake_embedder):
 
 def test_a_file_over_the_limit_is_refused_before_anything_is_written(store, fake_embedder):
     from memctl.config import with_overrides
-    from memctl.core.input_limits import InputRefused
+    from memctl.core.files.input_limits import InputRefused
 
     small = with_overrides(store, {"limits": {"max_file_bytes": 16384}})
     tags = [f"tag-{n}-" + "t" * 90 for n in range(100)]  # 10 KB of tags beside 8 KB of text

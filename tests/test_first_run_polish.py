@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from memctl import service
 from memctl.cli.app import app
-from memctl.core.hook_blocks import BlockItem, memory_line
-from memctl.core.memory import first_line
-from memctl.core.text import clip
+from memctl.core.files.memory import first_line
+from memctl.core.language.text import clip
+from memctl.core.recall.hook_blocks import BlockItem, memory_line
 
 runner = CliRunner()
 BODY = (

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.frontmatter import parse_memory, render_memory
-from memctl.core.memory import Memory
+from memctl.core.files.frontmatter import parse_memory, render_memory
+from memctl.core.files.memory import Memory
 
 
 def sample() -> Memory:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt, memory_line
-from memctl.core.tokens import estimate_tokens
+from memctl.core.language.tokens import estimate_tokens
+from memctl.core.recall.hook_blocks import BlockItem, fit_block, is_trivial_prompt, memory_line
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,10 @@ from memctl import service
 from memctl.cli import output
 from memctl.config import InvalidConfig, read_config
 from memctl.core.errors import MemoryNotFound, OutsideStore
-from memctl.core.frontmatter import parse_memory
-from memctl.core.lenient import lenient_warnings
-from memctl.core.memory import new_id
-from memctl.core.terminal import printable
+from memctl.core.files.frontmatter import parse_memory
+from memctl.core.files.lenient import lenient_warnings
+from memctl.core.files.memory import new_id
+from memctl.core.trust.terminal import printable
 from memctl.store import files
 
 OSC52 = "\x1b]52;c;aGVsbG8=\x07"

@@ -12,7 +12,7 @@ import pytest
 
 from memctl import service
 from memctl.config import open_store
-from memctl.core.index_policy import (
+from memctl.core.files.index_policy import (
     FragmentInfo,
     segments_to_merge,
     size_class,

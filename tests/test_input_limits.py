@@ -14,7 +14,7 @@ from memctl import service
 from memctl.cli.app import app
 from memctl.config import open_store
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.input_limits import InputRefused
+from memctl.core.files.input_limits import InputRefused
 from memctl.service.memories.exchange import ImportRefused, import_file
 
 runner = CliRunner()

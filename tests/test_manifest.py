@@ -8,7 +8,7 @@ import json
 import pytest
 
 from memctl import service
-from memctl.core.sync import IndexedFile, stat_fingerprint
+from memctl.core.files.sync import IndexedFile, stat_fingerprint
 from memctl.service.retrieval.indexing import open_index
 from memctl.store.manifest import Manifest, ManifestFile
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memctl.core.frontmatter import parse_memory
-from memctl.core.memory import Memory
-from memctl.core.memory_merge import merge_memories
+from memctl.core.files.frontmatter import parse_memory
+from memctl.core.files.memory import Memory
+from memctl.core.files.memory_merge import merge_memories
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 MEMORY = ".memory/procedural/deploy-1m80k2c9a7qz.md"

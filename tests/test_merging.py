@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from memctl import service
 from memctl.cli.app import app
 from memctl.config import open_store
-from memctl.core.history import split_history
-from memctl.core.memory import Memory
+from memctl.core.files.history import split_history
+from memctl.core.files.memory import Memory
 from memctl.service.memories.add import rewrite_memory
 from memctl.store.files import read_memory, scan_files, write_memory
 

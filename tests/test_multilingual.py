@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from memctl import service
 from memctl.cli.app import app
 from memctl.config import Store, open_store, with_overrides
-from memctl.core.memory import Memory, memory_filename
-from memctl.core.text_tokens import non_latin_share, searchable_text
+from memctl.core.files.memory import Memory, memory_filename
+from memctl.core.language.text_tokens import non_latin_share, searchable_text
 from memctl.integrations.embedder import MODEL_ID, MULTILINGUAL_MODEL_ID
 from memctl.service.retrieval.embedding import auto_model, index_model
 from memctl.store.index import Manifest
@@ -187,8 +187,8 @@ def test_init_multilingual_writes_the_model_into_config(tmp_path):
 
 
 def test_an_unknown_model_is_a_clear_error(store: Store):
-    from memctl.core.embedding import model_spec
     from memctl.core.errors import InvalidConfig, UsageError
+    from memctl.core.files.embedding import model_spec
 
     with pytest.raises(InvalidConfig, match="embedding.model") as error:
         with_model(store, "gpt-embed")

@@ -7,7 +7,7 @@ import pytest
 
 from memctl import service
 from memctl.config import EmbeddingSettings, Store, with_overrides
-from memctl.core.embedding import USE_E5_ENSEMBLE
+from memctl.core.files.embedding import USE_E5_ENSEMBLE
 from memctl.integrations.multilingual import (
     E5_SAME_SCRIPT_NULL,
     EVIDENCE_COSINE,

@@ -6,7 +6,7 @@ from memctl import service
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.claude_code_events import prompt_context
 from memctl.config import with_overrides
-from memctl.core.rare_terms import rarest_shared, term_counts, terms
+from memctl.core.recall.rare_terms import rarest_shared, term_counts, terms
 
 # A project's rules: every one of them speaks of the parser and its tests, one of changesets.
 RULES = [

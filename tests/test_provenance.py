@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 from memctl import service
 from memctl.agents.merge_driver import merge_files
 from memctl.cli.app import app
-from memctl.core.conversation import Turn
-from memctl.core.frontmatter import parse_memory, render_memory
-from memctl.core.memory import Memory
-from memctl.core.provenance import (
+from memctl.core.files.frontmatter import parse_memory, render_memory
+from memctl.core.files.memory import Memory
+from memctl.core.learning.conversation import Turn
+from memctl.core.trust.provenance import (
     borrowed_origin,
     check_origin,
     least_trusted,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memctl.core.quality import low_value_reason
+from memctl.core.learning.quality import low_value_reason
 
 PYTHON_TRACE = """Traceback (most recent call last):
   File "/srv/app/main.py", line 42, in <module>

@@ -14,9 +14,9 @@ from memctl import service
 from memctl.agents.claude_code import HookPayload
 from memctl.agents.claude_code_events import prompt_context
 from memctl.cli.app import app
-from memctl.core.directives import directive_reason
-from memctl.core.fence import CLOSE, OPEN, fence, is_fenced, neutralise
-from memctl.core.hook_blocks import BlockItem, fit_block
+from memctl.core.recall.hook_blocks import BlockItem, fit_block
+from memctl.core.trust.directives import directive_reason
+from memctl.core.trust.fence import CLOSE, OPEN, fence, is_fenced, neutralise
 from memctl.service.memories.exchange import import_file
 from memctl.service.memories.lookup import get_memory
 from memctl.service.provenance import pending_review

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from memctl import service
-from memctl.core.fusion import lexical_ties, lexical_trust
-from memctl.core.ranking import (
+from memctl.core.recall.fusion import lexical_ties, lexical_trust
+from memctl.core.recall.ranking import (
     normalized_scores,
     reciprocal_rank_fusion,
     score_fusion,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memctl.core.fence import CLOSE, OPEN, PREAMBLE
+from memctl.core.trust.fence import CLOSE, OPEN, PREAMBLE
 from tests.real_claude import MemctlProject, all_text
 
 pytestmark = pytest.mark.slow

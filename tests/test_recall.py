@@ -125,7 +125,7 @@ def test_modes_return_their_own_side(seeded):
 
 
 def test_identifier_patterns():
-    from memctl.core.ranking import query_identifiers
+    from memctl.core.recall.ranking import query_identifiers
 
     assert query_identifiers("why TW-E4012 and OPS-1182?") == ["tw-e4012", "ops-1182"]
     assert query_identifiers("call reconcile_manifest() or getUserById") == [

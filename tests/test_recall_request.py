@@ -1,12 +1,12 @@
 """One recall request: the CLI options, the engine's wire form and the MCP tool's parameters
-all come from the fields declared in memctl.core.recall_fields, and say the same thing."""
+all come from the fields declared in memctl.core.recall.recall_fields, and say the same thing."""
 
 import dataclasses
 
 import typer
 
 from memctl.cli.app import build_app
-from memctl.core.recall_fields import CLI, MCP, WIRE, fields_of, request_fields
+from memctl.core.recall.recall_fields import CLI, MCP, WIRE, fields_of, request_fields
 from memctl.mcp.server import recall_signature
 from memctl.server.typed import typed_request
 from memctl.service.retrieval.use_case import RecallRequest

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memctl.config import RecallSettings
-from memctl.core.query import parse_query, query_paths
+from memctl.core.recall.query import parse_query, query_paths
 from memctl.service.retrieval.stages import (
     CONVERSATION,
     PIPELINE,

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from memctl.core.errors import UsageError
-from memctl.core.redact import KINDS, redact
+from memctl.core.redaction.redact import KINDS, redact
 
 FIXTURES = Path(__file__).parent / "fixtures" / "redaction"
 POSITIVES = [

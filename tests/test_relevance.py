@@ -276,7 +276,7 @@ def test_relevance_tells_a_clear_answer_from_a_loose_match_on_the_example_store(
 
 
 def test_a_cosine_reads_on_a_curve_that_keeps_its_floor_and_spreads_its_top():
-    from memctl.core.evidence import DEFAULT_SCALE, relevance
+    from memctl.core.recall.evidence import DEFAULT_SCALE, relevance
 
     floor_cosine = DEFAULT_SCALE.none + 0.25 * (DEFAULT_SCALE.full - DEFAULT_SCALE.none)
     assert abs(relevance(floor_cosine, 0.0) - 0.25) < 0.01  # the shipped floor means the same

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from memctl.core.frontmatter import parse_memory, render_memory
-from memctl.core.history import current_text, join_history, split_history
-from memctl.core.memory import Memory
-from memctl.core.revisions import (
+from memctl.core.files.frontmatter import parse_memory, render_memory
+from memctl.core.files.history import current_text, join_history, split_history
+from memctl.core.files.memory import Memory
+from memctl.core.learning.revisions import (
     Neighbor,
     Thresholds,
     decide,

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from memctl import service
-from memctl.core.sequences import MAX_CONTEXT_CHARS, contextual_text, ordered_members, predecessors
-from memctl.core.sync import embed_hash
+from memctl.core.files.sync import embed_hash
+from memctl.core.recall.sequences import (
+    MAX_CONTEXT_CHARS,
+    contextual_text,
+    ordered_members,
+    predecessors,
+)
 from memctl.service.retrieval.indexing import MODEL_ID, Manifest, index_text, open_index
 from memctl.store.files import read_memory
 

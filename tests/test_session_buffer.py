@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memctl.config import open_store
-from memctl.core.buffer import BufferLimits, exchanges, plan_trim
 from memctl.core.errors import InvalidMemoryFile, UsageError
+from memctl.core.learning.buffer import BufferLimits, exchanges, plan_trim
 from memctl.service.lifecycle.session import add_turn, end_session, get_session, list_sessions
 from memctl.service.memories.lookup import get_memory
 from memctl.store.sessions import turns_path

@@ -21,10 +21,10 @@ from memctl.agents.claude_code_events import (
 from memctl.agents.ingest import ingest_transcript
 from memctl.agents.transcripts import read_conversation, read_tool_calls
 from memctl.config import read_environment
-from memctl.core.conversation import Turn
-from memctl.core.episodes import draft_conversation
-from memctl.core.extract_commands import command_candidates, development_command
-from memctl.core.extract_rules import extract_candidates
+from memctl.core.learning.conversation import Turn
+from memctl.core.learning.episodes import draft_conversation
+from memctl.core.learning.extract_commands import command_candidates, development_command
+from memctl.core.learning.extract_rules import extract_candidates
 from memctl.service.memories.lookup import list_memories
 
 

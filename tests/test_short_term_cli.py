@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memctl.cli.app import app
-from memctl.core.tokens import estimate_tokens
+from memctl.core.language.tokens import estimate_tokens
 from memctl.integrations import tokenizer
 
 runner = CliRunner()

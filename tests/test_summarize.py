@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from memctl.agents.transcripts import read_conversation_file
-from memctl.core.summarize import (
+from memctl.core.learning.summarize import (
     find_decisions,
     find_outcomes,
     key_topics,

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from memctl import service
 from memctl.cli.app import app
-from memctl.core.supersession import SupersedeLimits, subject_clash, supersedes
+from memctl.core.learning.supersession import SupersedeLimits, subject_clash, supersedes
 from memctl.service.memories.lookup import get_memory
 
 pytestmark = pytest.mark.model  # the bundled embedding model, on small data

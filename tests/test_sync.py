@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from memctl import service
-from memctl.core.sync import IndexedFile, plan_sync
+from memctl.core.files.sync import IndexedFile, plan_sync
 
 pytestmark = pytest.mark.usefixtures("fake_embedder")
 
@@ -156,7 +156,7 @@ def test_a_new_index_recipe_rewrites_rows_and_embeds_only_changed_texts(store, m
 def test_vectors_of_an_older_model_revision_are_embedded_again(store, monkeypatch):
     """A model whose vectors changed for the same text (e5 once centred) must not leave the
     old vectors in the index; vectors of every other model are reused."""
-    from memctl.core import embedding
+    from memctl.core.files import embedding
     from memctl.service.retrieval import indexing
 
     for text in ("Deploys go through make release", "Alice owns the billing service"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from memctl.core.evidence import cosine_scale, coverage, part_coverage, relevance, text_stems
-from memctl.core.text import clip, parse_utc_timestamp, utc_timestamp
+from memctl.core.language.text import clip, parse_utc_timestamp, utc_timestamp
+from memctl.core.recall.evidence import cosine_scale, coverage, part_coverage, relevance, text_stems
 
 
 def test_clip_flattens_and_marks_a_cut():

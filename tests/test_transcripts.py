@@ -8,8 +8,8 @@ from memctl.agents.transcripts import (
     read_conversation,
     read_conversation_file,
 )
-from memctl.core.conversation import Turn
 from memctl.core.errors import InvalidMemoryFile
+from memctl.core.learning.conversation import Turn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
 
@@ -195,7 +195,7 @@ def test_file_that_is_not_utf8_is_reported(tmp_path):
 
 def test_what_memctl_injected_is_not_read_back_as_conversation():
     """A private note memctl showed the agent must not come back through extraction."""
-    from memctl.core.fence import fence
+    from memctl.core.trust.fence import fence
 
     notes = fence("- **Our staging password rotates on Mondays** (semantic, abc; origin user)")
     lines = [
@@ -213,7 +213,7 @@ def test_what_memctl_injected_is_not_read_back_as_conversation():
 @pytest.mark.usefixtures("fake_embedder")
 def test_extraction_never_turns_an_injected_private_note_into_a_project_memory(store):
     from memctl import service
-    from memctl.core.fence import fence
+    from memctl.core.trust.fence import fence
     from memctl.service.extraction import extract
     from memctl.store.files import scan_files
 

@@ -13,8 +13,8 @@ import pytest
 
 from benchmarks import poisoning, poisoning_cases
 from memctl import service
-from memctl.core.directives import directive_reason
-from memctl.core.fence import neutralise
+from memctl.core.trust.directives import directive_reason
+from memctl.core.trust.fence import neutralise
 from memctl.service.memories.exchange import export_memories, import_file
 from memctl.service.memories.lookup import get_memory, list_memories
 from memctl.service.provenance import gate_for, pending_review
@@ -214,7 +214,7 @@ def test_an_episode_quoting_a_file_with_speaker_labels_is_not_quarantined(store,
 
 
 def test_a_user_request_next_to_a_quoted_log_keeps_the_users_origin():
-    from memctl.core.provenance import borrowed_origin
+    from memctl.core.trust.provenance import borrowed_origin
 
     log = [("tool:Bash", "compiled 42 modules in 3 seconds without warnings on the first try")]
     text = (

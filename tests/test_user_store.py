@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from memctl.cli.app import app
 from memctl.config import user_store_path
-from memctl.core.federation import interleave_by_rank, merge_by_heads
-from memctl.core.routing import route
+from memctl.core.learning.routing import route
+from memctl.core.recall.federation import interleave_by_rank, merge_by_heads
 
 pytestmark = pytest.mark.model  # recall and sync on the bundled model
 

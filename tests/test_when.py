@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from memctl.core.when import parse_window
+from memctl.core.recall.when import parse_window
 
 AS_OF = datetime(2023, 5, 7, 15, 0, tzinfo=timezone.utc)
 
@@ -195,7 +195,7 @@ def test_a_long_prompt_is_read_for_time_only_at_its_start():
 
 
 def test_a_time_a_memory_tells_of_counts_only_when_closed_and_no_wider_than_the_window():
-    from memctl.core.when import tells_of
+    from memctl.core.recall.when import tells_of
 
     week = parse_window("the last week of October 2023", AUTUMN)
     written = datetime(2023, 11, 2, tzinfo=timezone.utc)

@@ -33,7 +33,7 @@ def score_injections(
 ) -> dict:
     """{split: {"union": figures, "channels": {channel: figures}}} over the split's tasks; a
     task missing from `injections` counts as one where nothing was injected."""
-    from memctl.core.tokens import estimate_tokens
+    from memctl.core.language.tokens import estimate_tokens
 
     data = data or load()
     token_counts = {m["id"]: estimate_tokens(m["text"]) for m in data.memories}

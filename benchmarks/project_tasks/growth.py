@@ -43,7 +43,7 @@ def earlier_commits(repo: Path, commit: str, count: int) -> list[dict]:
 
 
 def episode_text(commit: dict) -> str:
-    from memctl.core.text import clip
+    from memctl.core.language.text import clip
 
     text = commit["subject"].strip()
     body = "\n".join(

@@ -3,7 +3,7 @@
 A task's labels grade memories 2 (essential) or 1 (useful); every other memory is irrelevant.
 Essential memories come in needs: memories that say the same thing (an agent file often repeats
 a rule) share a need, and a need is met when any one of them is shown. Token counts use memctl's
-own estimate (core.tokens), the one its hooks budget with.
+own estimate (core.language.tokens), the one its hooks budget with.
 
 `score_shown` takes what several channels showed (prompt hook, session start, action time, ...)
 and scores their union, so other channels (session start, action time) can be added without touching this module.

@@ -46,7 +46,7 @@ def write_memories(store: Store, memories: list[dict], tag_project: bool) -> Non
     """Each item through memctl's write path under its fixed id, typed as `memctl import` would
     type it (by its heading), then one sync."""
     from memctl import service
-    from memctl.core.agent_files import type_for_heading
+    from memctl.core.files.agent_files import type_for_heading
 
     for memory in memories:
         service.add_memory(
@@ -141,7 +141,7 @@ def evaluate(
 ) -> dict:
     """system -> split (and "by_project" -> project) -> figures. `extra` (task id -> {channel: ids}) adds other channels'
     injections (session start, action time) to every system's own, scored as one union."""
-    from memctl.core.tokens import estimate_tokens
+    from memctl.core.language.tokens import estimate_tokens
 
     token_counts = {m["id"]: estimate_tokens(m["text"]) for m in data.memories}
     project_of = {m["id"]: m["project"] for m in data.memories}

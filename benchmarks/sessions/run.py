@@ -184,7 +184,7 @@ def sessions_by_id(sessions: list[Session]) -> dict[str, Session]:
 
 def _replay_one(repeat: Repeat, later: Session, item: Item, root: Path) -> RepeatResult:
     from benchmarks.sessions.replay import replay
-    from memctl.core.tokens import estimate_tokens
+    from memctl.core.language.tokens import estimate_tokens
 
     copy = root / f"at-{later.name}"
     if copy.exists():

@@ -14,8 +14,8 @@ from typing import Any
 
 from memctl.agents.claude_code import HookPayload
 from memctl.config import Store
-from memctl.core.hook_blocks import BlockItem, fit_block
-from memctl.core.tokens import estimate_tokens
+from memctl.core.language.tokens import estimate_tokens
+from memctl.core.recall.hook_blocks import BlockItem, fit_block
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.store.hook_state import load_session_state
@@ -235,8 +235,8 @@ class _Always:
 
 
 def one_fence(*blocks: str) -> str:
-    """Fenced blocks joined into one fence (core.fence: one notes block per injection)."""
-    from memctl.core.fence import CLOSE, OPEN, PREAMBLE, fence, is_fenced
+    """Fenced blocks joined into one fence (core.trust.fence: one notes block per injection)."""
+    from memctl.core.trust.fence import CLOSE, OPEN, PREAMBLE, fence, is_fenced
 
     bodies = []
     for block in blocks:

@@ -19,8 +19,8 @@ from memctl.agents.hook_runner import log_hook_error
 from memctl.agents.ingest import hook_transcript, ingest_transcript
 from memctl.config import Environment, Store, open_store, open_user_store
 from memctl.core.errors import MemctlError, StoreNotFound, UsageError
-from memctl.core.hook_blocks import BlockItem, fit_block, is_trivial_prompt
-from memctl.core.tokens import estimate_tokens
+from memctl.core.language.tokens import estimate_tokens
+from memctl.core.recall.hook_blocks import BlockItem, fit_block, is_trivial_prompt
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.service.provenance import gates_for, injectable
@@ -407,8 +407,8 @@ def session_worth_keeping(transcript: Path, max_bytes: int) -> bool:
     """The session said or did something a later one needs: a user turn that states a rule
     or correction, a development command that succeeded, or a file the agent changed."""
     from memctl.agents.ingest import read_transcript, read_transcript_tools
-    from memctl.core.extract_commands import development_command
-    from memctl.core.extract_rules import extract_candidates
+    from memctl.core.learning.extract_commands import development_command
+    from memctl.core.learning.extract_rules import extract_candidates
 
     try:
         turns = read_transcript(transcript, max_bytes)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memctl.agents.claude_code import canonical_event, normalize_payload
-from memctl.core.text import clip
+from memctl.core.language.text import clip
 
 LOG_MAX_BYTES = 512 * 1024
 CLIP_MARKER = "\n[... clipped by memctl]"

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.conversation import ToolCall, Turn, home_as_tilde
 from memctl.core.errors import MemctlError
-from memctl.core.memory import parse_time
+from memctl.core.files.memory import parse_time
+from memctl.core.learning.conversation import ToolCall, Turn, home_as_tilde
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
 from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, read_input_file
@@ -169,14 +169,14 @@ def read_transcript_tools(
 
 def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
     """An episode that copies a tool's words (the agent quoting a README it read) takes that
-    tool's origin, like an extracted memory does (core.provenance.borrowed_origin).
+    tool's origin, like an extracted memory does (core.trust.provenance.borrowed_origin).
 
     When title and body read as an instruction, the title is judged too, as its own passage: the
     gate reads both, and the title is the user's first request. A user's "from now on you must
     ..." there, next to a README the agent quoted, is the user's instruction, not the README's."""
-    from memctl.core.directives import directive_reason
     from memctl.core.errors import MemctlError
-    from memctl.core.provenance import borrowed_origin, least_trusted, origin_of, stamp_origin
+    from memctl.core.trust.directives import directive_reason
+    from memctl.core.trust.provenance import borrowed_origin, least_trusted, origin_of, stamp_origin
     from memctl.service.memories.add import rewrite_memory
     from memctl.service.memories.lookup import get_memory
 

@@ -1,7 +1,7 @@
 """A git merge driver for memory files, so two branches editing one memory merge cleanly.
 
 Git runs `memctl hook git merge %O %A %B %L %P` for every path `.gitattributes` marks
-`merge=memctl`. The front matter is merged by memctl's rules (core.memory_merge); the body by
+`merge=memctl`. The front matter is merged by memctl's rules (core.files.memory_merge); the body by
 git's own three-way text merge (`git merge-file`). A body edited in the same place on both sides
 keeps git's standard conflict markers, the merge stops as any conflicted merge does, and memctl
 reports the file (`path:line: merge-conflict marker`) until it is resolved. A file that is not a
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memctl.core.errors import InvalidMemoryFile, MemctlError
-from memctl.core.frontmatter import parse_memory, render_memory
-from memctl.core.memory import Memory
-from memctl.core.memory_merge import merge_memories
+from memctl.core.files.frontmatter import parse_memory, render_memory
+from memctl.core.files.memory import Memory
+from memctl.core.files.memory_merge import merge_memories
 from memctl.store.files import atomic_write, default_id, default_type
 
 DRIVER = "memctl"

@@ -12,8 +12,8 @@ from pathlib import Path, PurePosixPath
 from memctl.agents.git_hooks import staged_content, staged_paths
 from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.frontmatter import parse_memory
-from memctl.core.memory import is_memory_filename
+from memctl.core.files.frontmatter import parse_memory
+from memctl.core.files.memory import is_memory_filename
 from memctl.store.files import default_id, default_type, is_private_path
 
 _ROOT_FILES = {"README.md", "CHANGELOG.md"}
@@ -24,7 +24,7 @@ class StagedProblem:
     path: str  # as git shows it, relative to the repository root
     line: int
     problem: str
-    warning: bool = False  # a value read leniently (core.lenient): reported, does not refuse
+    warning: bool = False  # a value read leniently (core.files.lenient): reported, does not refuse
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {'warning: ' if self.warning else ''}{self.problem}"
@@ -101,7 +101,9 @@ def find_secrets(text: str, store: Store) -> list[tuple[int, str]]:
     settings = store.settings.redaction
     if not settings.enabled:
         return []
-    from memctl.core.redact import redact  # Why here: the regex tables load only when needed
+    from memctl.core.redaction.redact import (
+        redact,  # Why here: the regex tables load only when needed
+    )
 
     whole = redact(text, disabled=settings.disabled, extra_patterns=settings.patterns)
     if not whole.total:

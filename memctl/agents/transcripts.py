@@ -25,9 +25,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memctl.core.conversation import ToolCall, Turn
 from memctl.core.errors import InvalidMemoryFile, MemctlError
-from memctl.core.fence import CLOSE, OPEN
+from memctl.core.learning.conversation import ToolCall, Turn
+from memctl.core.trust.fence import CLOSE, OPEN
 from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, file_kind, read_input_file
 
 ROLE_ALIASES = {
@@ -70,7 +70,7 @@ _SHELL_ECHOES = (
     "<bash-stdout>",
     "<bash-stderr>",
 )
-# What memctl itself injected (core.fence): notes it already holds, private ones included, so
+# What memctl itself injected (core.trust.fence): notes it already holds, private ones included, so
 # extraction must not write them again as new memories (a private note would become a project one).
 _MEMCTL_NOTES = re.compile(re.escape(OPEN) + r".*?(?:" + re.escape(CLOSE) + r"|\Z)", re.DOTALL)
 _COMMAND_TAG = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
@@ -374,7 +374,7 @@ def read_jsonl_transcript(raw: bytes, source: str) -> list[Turn]:
 def read_tool_outputs(text: str) -> list[tuple[str, str]]:
     """(origin, text) of every tool result in a JSONL conversation: Claude Code's `tool_result`
     parts (named by the `tool_use` they answer) and `{"role": "tool"}` messages. Not turns of
-    the conversation, but what extraction checks an item's words against (core.provenance)."""
+    the conversation, but what extraction checks an item's words against (core.trust.provenance)."""
     return [(origin, body) for _, origin, body in read_tool_outputs_at(text)]
 
 
@@ -413,7 +413,7 @@ def read_tool_outputs_at(text: str) -> list[tuple[int, str, str]]:
 
 
 def _tool_origin(name: str) -> str:
-    from memctl.core.provenance import make_origin
+    from memctl.core.trust.provenance import make_origin
 
     return make_origin("tool", name or "tool")
 

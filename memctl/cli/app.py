@@ -166,7 +166,7 @@ def _main() -> None:
 def _refuse_undecodable_arguments(args: list[str]) -> None:
     """An argument that is not UTF-8 (a Latin-1 byte) reaches Python as a lone surrogate and
     would crash whatever encodes it later: refuse it here, naming it, for every command."""
-    from memctl.core.input_limits import invalid_utf8
+    from memctl.core.files.input_limits import invalid_utf8
 
     for number, arg in enumerate(args, start=1):
         bad = invalid_utf8(arg)

@@ -15,13 +15,13 @@ from rich.segment import Segment
 from rich.text import Text
 
 from memctl.core.errors import MemctlError
-from memctl.core.terminal import printable
+from memctl.core.trust.terminal import printable
 
 
 class SafeConsole(Console):
     """A rich Console for text that came from files: markup is off unless a call asks for it
     (with every user value escaped), and each segment it writes loses escape sequences and
-    control characters (see core.terminal), whatever path the text took to get here."""
+    control characters (see core.trust.terminal), whatever path the text took to get here."""
 
     def render_str(self, text: str, **kwargs):
         # Why here too: rich drops BEL and CR from a Text as it builds it, which would leave

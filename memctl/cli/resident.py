@@ -38,7 +38,7 @@ WARM_MODULES = (
     "memctl.agents.claude_code_events",
     "memctl.agents.hook_runner",
     "memctl.agents.claude_code",
-    "memctl.core.quality",
+    "memctl.core.learning.quality",
     "memctl.service.memories.add",
     "memctl.service.memories.redaction",
     "memctl.service.retrieval.context",
@@ -226,7 +226,7 @@ class ResidentCommands:
     def _prefetch_text_search(self, session: StoreSession, query: str, k: int | None) -> None:
         """Start the full-text search a default recall of `query` makes (see
         service.retrieval.text_prefetch): recall's pool of candidates, no filter."""
-        from memctl.core.text_tokens import searchable_text
+        from memctl.core.language.text_tokens import searchable_text
         from memctl.service.retrieval.indexing import open_index
         from memctl.service.retrieval.recall import build_filter
         from memctl.service.retrieval.text_prefetch import prefetch_text_search

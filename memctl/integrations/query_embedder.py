@@ -17,7 +17,7 @@ from typing import cast
 
 from memctl.config import EmbeddingSettings
 from memctl.core import ports
-from memctl.core.embedding import BUNDLED_MODEL
+from memctl.core.files.embedding import BUNDLED_MODEL
 from memctl.integrations import embedder as fastembed_side
 from memctl.integrations.embedder import (
     _model_file,

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from memctl.config import tiktoken_cache_dirs
-from memctl.core.tokens import estimate_tokens
+from memctl.core.language.tokens import estimate_tokens
 
 ENCODING = "cl100k_base"
 _URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.memory import is_memory_filename
+from memctl.core.files.memory import is_memory_filename
 
 if TYPE_CHECKING:
     from watchdog.observers import ObserverType

@@ -16,7 +16,7 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import MemctlError
-from memctl.core.recall_fields import FLAG, INT, LIST, MCP, TEXT, fields_of
+from memctl.core.recall.recall_fields import FLAG, INT, LIST, MCP, TEXT, fields_of
 
 SERVER_NAME = "memctl"
 INDEX_URI = "memctl://memories"
@@ -130,7 +130,7 @@ def _bound(
 
 
 def recall_signature() -> inspect.Signature:
-    """The recall tool's parameters, generated from the request's fields (core.recall_fields)."""
+    """The recall tool's parameters, generated from the request's fields (core.recall.recall_fields)."""
     parameters = []
     for spec in fields_of(MCP):
         annotation, default = {
@@ -152,7 +152,7 @@ def refuse_long_query(store: Store, query: str | None) -> None:
     the server to 7.6 GB)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from memctl.core.input_limits import check_query
+    from memctl.core.files.input_limits import check_query
 
     try:
         check_query(query or "", store.settings.limits.max_query_bytes)
@@ -223,7 +223,7 @@ def recall_tool(store: Store, **fields: Any) -> list[dict]:
 def hit_items(hits: list, stores: list[tuple[str, Store]]) -> list[dict]:
     """The hits as JSON (Hit.to_dict, with origin), quarantined ones left out: what a tool
     returns enters the agent's context."""
-    from memctl.core.provenance import trust_of
+    from memctl.core.trust.provenance import trust_of
     from memctl.service.provenance import gate_for, injectable
 
     gates = {label: gate_for(each) for label, each in stores}
@@ -332,7 +332,7 @@ def memory_file(store: Store, memory_id: str) -> str:
 def agent_origin(stated: str | None) -> str:
     """An agent's memory is `agent`, or the untrusted origin it names; it cannot claim `user`."""
     from memctl.core.errors import UsageError
-    from memctl.core.provenance import UNTRUSTED, check_origin, trust_of
+    from memctl.core.trust.provenance import UNTRUSTED, check_origin, trust_of
 
     if not stated:
         return "agent"

@@ -4,7 +4,7 @@ when over.
 What grows in an engine is what it keeps to answer fast: each open store's rows and vectors
 (store.resident_vectors), each table's lance session caches (store.index_maintenance, kept
 small here: ENGINE_INDEX_CACHE_BYTES), parsed memory files (store.parsed_memories) and the
-word-stem caches (core.evidence). Each is bounded on its own; the budget bounds their sum whatever the number of
+word-stem caches (core.recall.evidence). Each is bounded on its own; the budget bounds their sum whatever the number of
 stores. Over budget, the engine first closes every store but the one in use and frees what
 they kept, returns freed heap to the OS (glibc's malloc_trim), and if still over, leaves
 cleanly: the next command is answered in-process and starts a fresh engine.
@@ -40,7 +40,7 @@ def rss_bytes() -> int:
 
 def drop_caches() -> None:
     """Free what the engine keeps between requests; each cache fills again on use."""
-    from memctl.core import evidence
+    from memctl.core.recall import evidence
     from memctl.store import index_maintenance, parsed_memories, resident_vectors
 
     resident_vectors.drop_all_tables()

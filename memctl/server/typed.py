@@ -7,7 +7,7 @@ that is not plainly a number, `--help`, a second word) gives None and the comman
 as before (argv replay), so click reports usage errors exactly as it does in-process.
 
 The request is a plain dict (`{"use_case": "recall", "request": {...}}`) keyed by the fields of
-memctl.core.recall_fields, which also names each field's flags and kind: this reader is generated
+memctl.core.recall.recall_fields, which also names each field's flags and kind: this reader is generated
 from that table, and the engine reads the dict back into the same request value
 (memctl.service.retrieval.use_case.RecallRequest). Dataclasses, typing and `re` would each cost
 the client's process milliseconds, so the table is plain data.
@@ -15,7 +15,7 @@ the client's process milliseconds, so the table is plain data.
 
 from __future__ import annotations
 
-from memctl.core.recall_fields import FLAG, FLOAT, INT, LIST, WIRE, fields_of
+from memctl.core.recall.recall_fields import FLAG, FLOAT, INT, LIST, WIRE, fields_of
 
 TYPE_CHECKING = False  # Why not typing.TYPE_CHECKING: the client imports this
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.anchor_proposals import Proposal, propose_anchors
-from memctl.core.anchors import (
+from memctl.core.codebase.anchor_proposals import Proposal, propose_anchors
+from memctl.core.codebase.anchors import (
     PROJECT_KEY,
     Anchors,
     Staleness,
@@ -23,8 +23,8 @@ from memctl.core.anchors import (
     staleness,
     with_anchors,
 )
-from memctl.core.project_id import project_name
-from memctl.core.routing import names_project
+from memctl.core.codebase.project_id import project_name
+from memctl.core.learning.routing import names_project
 from memctl.store.code_tree import (
     CodeTree,
     git_remote,

@@ -14,16 +14,16 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from memctl.config import LLMSettings, Store
-from memctl.core.conversation import Candidate, ToolCall, Turn
 from memctl.core.errors import MemctlError, UsageError
-from memctl.core.extract_llm import build_messages, checker
-from memctl.core.extract_rules import extract_candidates
-from memctl.core.history import current_text
-from memctl.core.memory import Memory
-from memctl.core.provenance import borrowed_origin, recorded_origin, stamp_origin
-from memctl.core.quality import low_value_reason
-from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
-from memctl.core.routing import PROJECT, USER, route
+from memctl.core.files.history import current_text
+from memctl.core.files.memory import Memory
+from memctl.core.learning.conversation import Candidate, ToolCall, Turn
+from memctl.core.learning.extract_llm import build_messages, checker
+from memctl.core.learning.extract_rules import extract_candidates
+from memctl.core.learning.quality import low_value_reason
+from memctl.core.learning.revisions import Decision, Neighbor, decide, derive_subject
+from memctl.core.learning.routing import PROJECT, USER, route
+from memctl.core.trust.provenance import borrowed_origin, recorded_origin, stamp_origin
 from memctl.service.memories.add import (
     build_memory,
     embed_texts,
@@ -54,7 +54,7 @@ class PlanItem:
     similarity: float | None = None
     subject: str | None = None
     store: str | None = None  # "project" or "user" when a user store exists; None: the one store
-    origin: str | None = None  # whose words (core.provenance); None: what `source` implies
+    origin: str | None = None  # whose words (core.trust.provenance); None: what `source` implies
     # anchors (`commands`, `paths`) and `learned_from` the memory is written with
     carried: dict[str, Any] = field(default_factory=dict)
 
@@ -125,14 +125,14 @@ def extract(
     """Plan the memories a conversation states and, unless `dry_run`, write them.
 
     `tool_outputs` (origin, text): what tools returned in the conversation; an item that copies
-    their words keeps their (untrusted) origin (core.provenance.borrowed_origin).
+    their words keeps their (untrusted) origin (core.trust.provenance.borrowed_origin).
     `fallback_to_rules`: when the model fails, extract by rules instead of failing (a hook's
     ingest must not lose the session; `memctl extract` says what failed).
     `tool_output_lines`: the transcript line of each tool output, when known: a user's
     words are then checked only against what tools said before them (a commit message the
     agent wrote from the user's words later does not make them the tool's).
     `tool_calls`: the agent's tool calls, from which the offline path learns the project's
-    commands and gotchas (core.extract_commands). `session`: the transcript's session id,
+    commands and gotchas (core.learning.extract_commands). `session`: the transcript's session id,
     recorded with each memory's transcript lines (`learned_from: session:<id>#L<a>-L<b>`).
 
     `use_llm`: None means "if one is configured". `mock_response` goes to litellm's mock path.
@@ -230,7 +230,7 @@ def _rules_plan(
     session: str = "",
     tool_output_lines: Sequence[int] = (),
 ) -> list[PlanItem]:
-    from memctl.core.extract_commands import command_candidates
+    from memctl.core.learning.extract_commands import command_candidates
 
     candidates = extract_candidates(turns) + command_candidates(tool_calls, home_folder())
 
@@ -406,7 +406,7 @@ def _llm_plan(
             )
     # Why also here: the model sees the conversation, not the tool calls; the commands that
     # worked come from those, the same way as offline.
-    from memctl.core.extract_commands import command_candidates
+    from memctl.core.learning.extract_commands import command_candidates
 
     for candidate in command_candidates(tool_calls, home_folder()):
         memory = build_memory(

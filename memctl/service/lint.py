@@ -9,7 +9,7 @@ from memctl.store.files import max_file_bytes, read_memory, scan_files
 
 def strict_findings(store: Store) -> list[dict]:
     """{path, line, problem} for each file that cannot be read and each value read leniently
-    (see core.lenient), archived files included, in path order."""
+    (see core.files.lenient), archived files included, in path order."""
     found: list[dict] = []
     limit = max_file_bytes(store)
     for relpath in sorted(scan_files(store.root, include_archived=True)):

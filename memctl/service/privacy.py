@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from memctl.config import Store
-from memctl.core.memory import Memory
+from memctl.core.files.memory import Memory
 
 
 def shares_private(store: Store, include_private: bool | None = None) -> bool:

@@ -7,8 +7,8 @@ merge, a rebase or a clone, or another program changed it) is untrusted whatever
 `origin` or its commit's author says, until a person approves it (`memctl approve`). Lost or
 broken records fail closed.
 
-A memory is quarantined when its effective origin is untrusted (core.provenance), its words
-read as an instruction to the agent (core.directives), alone or joined with the next memory of
+A memory is quarantined when its effective origin is untrusted (core.trust.provenance), its words
+read as an instruction to the agent (core.trust.directives), alone or joined with the next memory of
 the same origin, and no person approved this text. Quarantined memories are still written and
 found by an explicit `memctl recall`, marked; hooks, `memctl context`, MCP `context` and
 exports to agent files never carry them.
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.directives import directive_reason, joined_reason
 from memctl.core.errors import MemctlError
-from memctl.core.memory import Memory
-from memctl.core.provenance import (
+from memctl.core.files.memory import Memory
+from memctl.core.trust.directives import directive_reason, joined_reason
+from memctl.core.trust.provenance import (
     UNTRUSTED,
     least_trusted,
     make_origin,

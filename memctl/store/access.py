@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.text import parse_utc_timestamp, utc_timestamp
+from memctl.core.language.text import parse_utc_timestamp, utc_timestamp
 from memctl.store.files import atomic_write, check_inside_store
 
 ACCESS_FILENAME = "access.json"

@@ -168,7 +168,7 @@ def working_tree(
 
 def _redacted(text: str) -> str:
     """Every kind of secret and personal data out of `text` (the defaults of `redaction`)."""
-    from memctl.core.redact import redact
+    from memctl.core.redaction.redact import redact
 
     return redact(text).text
 

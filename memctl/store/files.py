@@ -17,11 +17,11 @@ from typing import NamedTuple
 
 from memctl.config import ARCHIVE_DIRNAME, CONFIG_FILENAME, PRIVATE_DIRNAME, STORE_DIRNAME, Store
 from memctl.core.errors import InvalidMemoryFile, OutsideStore, UsageError
-from memctl.core.frontmatter import parse_memory, render_memory
-from memctl.core.ids import ID_RULE, id_from_name, is_safe_id
-from memctl.core.input_limits import check_file_size
-from memctl.core.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
-from memctl.core.terminal import printable_name
+from memctl.core.files.frontmatter import parse_memory, render_memory
+from memctl.core.files.ids import ID_RULE, id_from_name, is_safe_id
+from memctl.core.files.input_limits import check_file_size
+from memctl.core.files.memory import MEMORY_TYPES, Memory, is_memory_filename, memory_filename
+from memctl.core.trust.terminal import printable_name
 from memctl.store.safe_read import DEFAULT_MAX_FILE_BYTES, read_store_file
 
 _ID_SUFFIX = re.compile(r"-([0-9a-z]{12})$")
@@ -51,7 +51,7 @@ def note_problem(path: str, problem: str) -> None:
 
 
 def note_lenient_values(path: Path | str, memory: Memory) -> None:
-    """Queue a memory's lenient-value warnings (core.lenient) for the command to print once."""
+    """Queue a memory's lenient-value warnings (core.files.lenient) for the command to print once."""
     for line, problem in memory.warnings:
         _scan_problems.setdefault(
             f"{path}:{line}:{problem}", {"path": str(path), "line": line, "problem": problem}
@@ -129,7 +129,7 @@ def is_scanned_path(relpath: str) -> bool:
 
 def default_id(relpath: str) -> str:
     """Id for a hand-written file without one: the id suffix of its name, else its name (made
-    safe to use in a path, see core.ids)."""
+    safe to use in a path, see core.files.ids)."""
     stem = Path(relpath).stem
     match = _ID_SUFFIX.search(stem)
     return match.group(1) if match else id_from_name(stem)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.text import utc_timestamp
+from memctl.core.language.text import utc_timestamp
 from memctl.store.files import atomic_write
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")

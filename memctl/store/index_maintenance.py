@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memctl.config import IndexSettings
-from memctl.core.index_policy import (
+from memctl.core.files.index_policy import (
     FANOUT,
     FragmentInfo,
     segments_to_merge,
@@ -254,7 +254,7 @@ def fold_new_rows(dataset, policy: MaintenancePolicy, force: bool = False):
 
 def _stale_segments(dataset, name: str, fanout: int) -> int:
     """How many of the newest segments of a text index to merge so that none counts mostly
-    deleted rows in its BM25 statistics (see core.index_policy.stale_segments_to_merge)."""
+    deleted rows in its BM25 statistics (see core.files.index_policy.stale_segments_to_merge)."""
     stats = dataset.stats.index_stats(name)
     counted = [segment.get("num_docs", 0) for segment in stats.get("segments", ())]
     return stale_segments_to_merge(stats["num_indexed_rows_per_delta"], counted, fanout)

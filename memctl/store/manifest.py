@@ -21,7 +21,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from memctl.core.sync import IndexedFile, add_digests, entry_digest, stat_fingerprint
+from memctl.core.files.sync import IndexedFile, add_digests, entry_digest, stat_fingerprint
 from memctl.store.files import atomic_write
 
 MANIFEST = (

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from memctl.core.memory import Memory
+from memctl.core.files.memory import Memory
 from memctl.store.files import read_memory
 
 MAX_KEPT = 4096  # the default; an engine sets its own (set_kept_limit)

@@ -343,7 +343,7 @@ def local_changes(
     """The files (of `stats`, relpath -> FileStat) the published index does not hold as they
     are here: new, or changed since it was published. Also records which published ids they
     (and deleted files) hide. A file is hashed only when its stat changed since the last call."""
-    from memctl.core.sync import file_hash
+    from memctl.core.files.sync import file_hash
 
     uri, _, options = index_settings(section)
     assert uri is not None

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memctl.core.conversation import ROLES, Turn
 from memctl.core.errors import InvalidMemoryFile, UsageError
+from memctl.core.learning.conversation import ROLES, Turn
 from memctl.store.files import atomic_write, file_lock, read_state_json
 
 SESSIONS_DIRNAME = "sessions"

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.task import TaskState
+from memctl.core.learning.task import TaskState
 from memctl.store.files import atomic_write, file_lock, read_state_json
 
 TASK_FILENAME = "task.json"

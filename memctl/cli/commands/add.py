@@ -8,8 +8,8 @@ from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store, user_store_or_fail
 from memctl.config import read_environment
 from memctl.core.errors import UsageError
-from memctl.core.input_limits import InputRefused
-from memctl.core.memory import MEMORY_TYPES
+from memctl.core.files.input_limits import InputRefused
+from memctl.core.files.memory import MEMORY_TYPES
 from memctl.service import add_memory
 
 
@@ -62,7 +62,7 @@ def _anchors(ctx, store, body, type_, user, paths, symbols, commands, apply, no_
     """The anchors and project binding of a new memory (see service.anchoring)."""
     from pathlib import Path
 
-    from memctl.core.anchors import APPLY_CHOICES
+    from memctl.core.codebase.anchors import APPLY_CHOICES
     from memctl.service.anchoring import anchors_for_add
 
     if apply is not None and apply not in APPLY_CHOICES:

@@ -14,10 +14,10 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores, store_only_option
 from memctl.config import editor_command
 from memctl.core.errors import MemctlError, MemoryNotFound, UsageError
-from memctl.core.frontmatter import front_matter_dict
-from memctl.core.history import split_history
-from memctl.core.terminal import printable
-from memctl.core.text import counted
+from memctl.core.files.frontmatter import front_matter_dict
+from memctl.core.files.history import split_history
+from memctl.core.language.text import counted
+from memctl.core.trust.terminal import printable
 from memctl.service import get_memory, list_memories
 
 

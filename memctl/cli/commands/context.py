@@ -40,7 +40,7 @@ def context_command(
     if budget is not None and budget < 50:
         raise UsageError("--budget must be at least 50 tokens.")
     from memctl.agents.action_events import always_block, one_fence
-    from memctl.core.tokens import estimate_tokens
+    from memctl.core.language.tokens import estimate_tokens
     from memctl.service.retrieval.federated import user_store_of
 
     stores = current_stores(ctx, store_only)

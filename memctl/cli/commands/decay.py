@@ -11,8 +11,8 @@ from rich.table import Table
 from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_store
 from memctl.core.errors import UsageError
-from memctl.core.memory import parse_time
-from memctl.core.text import clip, counted
+from memctl.core.files.memory import parse_time
+from memctl.core.language.text import clip, counted
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod

@@ -8,7 +8,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stderr, stdout, warn_problems, write_text
 from memctl.cli.state import current_store
-from memctl.core.text import counted
+from memctl.core.language.text import counted
 
 
 @handles_errors

@@ -13,9 +13,9 @@ from memctl.cli.output import handles_errors, print_json, stdout, warn_problems
 from memctl.cli.state import current_stores
 from memctl.config import Store
 from memctl.core.errors import UsageError
-from memctl.core.fence import fence, neutralise, note_label
-from memctl.core.memory import after_title
-from memctl.core.recall_fields import (
+from memctl.core.files.memory import after_title
+from memctl.core.language.text import clip
+from memctl.core.recall.recall_fields import (
     CLI,
     FLAG,
     FLOAT,
@@ -26,8 +26,8 @@ from memctl.core.recall_fields import (
     RequestField,
     fields_of,
 )
-from memctl.core.terminal import printable
-from memctl.core.text import clip
+from memctl.core.trust.fence import fence, neutralise, note_label
+from memctl.core.trust.terminal import printable
 from memctl.service.provenance import Gate, gate_for, injectable
 from memctl.service.retrieval.recall import Hit
 from memctl.service.retrieval.use_case import RecallRequest, recall
@@ -62,7 +62,7 @@ def _status_lines(hit: Hit) -> list[str]:
 
 
 def hits_markdown(query: str, hits: list[Hit], gates: dict[str, Gate] | None = None) -> str:
-    """Markdown to paste into a prompt, fenced as notes (core.fence): one bullet per memory,
+    """Markdown to paste into a prompt, fenced as notes (core.trust.fence): one bullet per memory,
     body kept whole (for a long, chunked memory: its best-matching chunk and where the whole
     text is). Quarantined memories are left out, and counted."""
     known = gates or {}
@@ -155,7 +155,7 @@ def answer_recall(
     fields: dict[str, Any], stores_for: Callable[[bool], list[tuple[str, Store]]]
 ) -> None:
     """Recall and print the answer: the in-process command and the engine's typed request
-    alike. `fields` are the request's fields by name (memctl.core.recall_fields) as the command
+    alike. `fields` are the request's fields by name (memctl.core.recall.recall_fields) as the command
     line or the engine's wire form gives them; `stores_for(store_only)` gives the stores to read
     (the command opens them; the engine has them open)."""
     query = fields.get("query")

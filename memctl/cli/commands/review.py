@@ -6,7 +6,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store
-from memctl.core.fence import strip_format
+from memctl.core.trust.fence import strip_format
 
 
 @handles_errors

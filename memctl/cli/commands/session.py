@@ -7,8 +7,8 @@ from rich.table import Table
 from memctl.cli.commands.add import read_text_argument
 from memctl.cli.output import handles_errors, print_json, stderr, stdout
 from memctl.cli.state import current_store
-from memctl.core.conversation import ROLES
 from memctl.core.errors import MemctlError
+from memctl.core.learning.conversation import ROLES
 from memctl.service.lifecycle.session import (
     FoldReport,
     SessionView,

@@ -4,7 +4,7 @@ import typer
 
 from memctl.cli.output import handles_errors, print_json, stdout
 from memctl.cli.state import current_store
-from memctl.core.task import STEP_STATUSES, render_task
+from memctl.core.learning.task import STEP_STATUSES, render_task
 from memctl.service.lifecycle.task import (
     begin_task,
     current_task,

@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memctl.config import LLMSettings, Store
-from memctl.core.consolidation import (
+from memctl.core.errors import MemctlError
+from memctl.core.files.memory import Memory, now_iso, slugify
+from memctl.core.files.sync import embed_hash
+from memctl.core.learning.consolidation import (
     EpisodeGroup,
     EpisodeInfo,
     KnowledgeDraft,
@@ -17,10 +20,7 @@ from memctl.core.consolidation import (
     group_topic,
     render_knowledge_body,
 )
-from memctl.core.errors import MemctlError
-from memctl.core.memory import Memory, now_iso, slugify
-from memctl.core.provenance import least_trusted, stamp_origin
-from memctl.core.sync import embed_hash
+from memctl.core.trust.provenance import least_trusted, stamp_origin
 from memctl.service.lifecycle.episodes import with_embeddings
 from memctl.service.lifecycle.session import FoldReport, end_idle_sessions, trim_sessions
 from memctl.service.memories.add import build_memory

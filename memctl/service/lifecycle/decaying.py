@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import ARCHIVE_DIRNAME, PRIVATE_DIRNAME, Store
-from memctl.core.decay import ARCHIVE, DecayDecision, DecayInput, plan_decay
 from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound
-from memctl.core.memory import MEMORY_TYPES, Memory, now_iso, parse_time
-from memctl.core.text import utc_timestamp
+from memctl.core.files.memory import MEMORY_TYPES, Memory, now_iso, parse_time
+from memctl.core.language.text import utc_timestamp
+from memctl.core.learning.decay import ARCHIVE, DecayDecision, DecayInput, plan_decay
 from memctl.service.retrieval.indexing import indexed_files, open_index, sync_index
 from memctl.store.access import load_access
 from memctl.store.files import (

@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from memctl.config import LLMSettings, Store
-from memctl.core.conversation import Turn
-from memctl.core.episodes import (
+from memctl.core.errors import MemctlError, ModelUnavailable
+from memctl.core.learning.conversation import Turn
+from memctl.core.learning.episodes import (
     TOOL_OUTPUT_CHARS,
     EpisodeDraft,
     draft_conversation,
     render_episode_body,
     roll_summary,
 )
-from memctl.core.errors import MemctlError, ModelUnavailable
 from memctl.service.memories.add import AddResult, add_memory
 
 EPISODE_SYSTEM = (

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.anchors import path_matches
+from memctl.core.codebase.anchors import path_matches
 from memctl.store.files import find_by_id, max_file_bytes, read_memory
 from memctl.store.ledger import append_entry, read_entries
 

@@ -8,11 +8,11 @@ from datetime import timedelta
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.buffer import BufferLimits, over_limits, plan_trim
-from memctl.core.conversation import ROLES
 from memctl.core.errors import MemctlError, UsageError
-from memctl.core.input_limits import check_input
-from memctl.core.memory import now_iso, parse_time
+from memctl.core.files.input_limits import check_input
+from memctl.core.files.memory import now_iso, parse_time
+from memctl.core.learning.buffer import BufferLimits, over_limits, plan_trim
+from memctl.core.learning.conversation import ROLES
 from memctl.service.lifecycle.episodes import draft_turns, write_conversation_episode, written_id
 from memctl.service.memories.redaction import redact_for_store
 from memctl.service.retrieval.indexing import sync_index

@@ -9,8 +9,8 @@ from typing import Any, overload
 
 from memctl.config import Store
 from memctl.core.errors import MemctlError, UsageError
-from memctl.core.memory import new_id, now_iso, slugify
-from memctl.core.task import (
+from memctl.core.files.memory import new_id, now_iso, slugify
+from memctl.core.learning.task import (
     TaskState,
     record_step,
     render_task_episode,
@@ -135,7 +135,7 @@ def finish_task(
     store: Store, *, failed: bool = False, lessons: Sequence[str] = (), now: float | None = None
 ) -> TaskDone:
     """Turn the task into an episode memory and clear the working memory."""
-    from memctl.core.summarize import key_topics
+    from memctl.core.learning.summarize import key_topics
 
     now = time.time() if now is None else now
     # Redacted before key_topics sees them: a topic cut from a secret would no longer look like one.

@@ -24,10 +24,10 @@ from memctl.core.errors import (
     ModelUnavailable,
     UsageError,
 )
-from memctl.core.frontmatter import render_memory
-from memctl.core.history import current_text
-from memctl.core.input_limits import check_file_size, check_input, check_utf8
-from memctl.core.memory import (
+from memctl.core.files.frontmatter import render_memory
+from memctl.core.files.history import current_text
+from memctl.core.files.input_limits import check_file_size, check_input, check_utf8
+from memctl.core.files.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
     MEMORY_TYPES,
@@ -36,8 +36,7 @@ from memctl.core.memory import (
     new_id,
     now_iso,
 )
-from memctl.core.ports import MemoryFilter
-from memctl.core.revisions import (
+from memctl.core.learning.revisions import (
     Decision,
     Neighbor,
     Thresholds,
@@ -46,7 +45,8 @@ from memctl.core.revisions import (
     reinforced,
     revised,
 )
-from memctl.core.supersession import SUPERSEDING_TYPES, SupersedeLimits, supersedes
+from memctl.core.learning.supersession import SUPERSEDING_TYPES, SupersedeLimits, supersedes
+from memctl.core.ports import MemoryFilter
 from memctl.service.after_reply import index_after_write, later
 from memctl.service.memories import write_queue
 from memctl.service.provenance import note_written_memories
@@ -246,7 +246,7 @@ def prepare_memory(
     """The memory `add` would write, and what redaction took out: secrets and personal data
     redacted (unless `redact` is False), low-value text refused (LowValueContent) unless `force`."""
     # Why: imported here, the regex tables stay out of `memctl --help`.
-    from memctl.core.quality import low_value_reason
+    from memctl.core.learning.quality import low_value_reason
     from memctl.service.memories.redaction import redact_memory_fields
 
     check_fields(store, text, fields)  # Why: before redaction, which is slow on megabytes
@@ -262,7 +262,7 @@ def prepare_memory(
 
 
 def check_fields(store: Store, text: str, fields: dict[str, Any]) -> None:
-    """Refuse (InputRefused) what the store would refuse to read back: see core.input_limits."""
+    """Refuse (InputRefused) what the store would refuse to read back: see core.files.input_limits."""
     check_input(text, max_file_bytes(store))
     for name in ("title", "agent"):
         if isinstance(fields.get(name), str):
@@ -361,7 +361,7 @@ def superseding(
     memory: Memory, neighbors: list[Neighbor], limits: SupersedeLimits
 ) -> Decision | None:
     """A new statement that gives another value for a stored memory's subject replaces it as a
-    new file (the old one stays, marked): see core.supersession."""
+    new file (the old one stays, marked): see core.learning.supersession."""
     if memory.type not in SUPERSEDING_TYPES:
         return None
     new_text = current_text(memory.body)

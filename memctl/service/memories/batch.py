@@ -17,9 +17,9 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile, MemctlError
-from memctl.core.memory import Memory
+from memctl.core.files.memory import Memory
+from memctl.core.learning.revisions import Decision, Neighbor, decide, derive_subject
 from memctl.core.ports import MemoryFilter
-from memctl.core.revisions import Decision, Neighbor, decide, derive_subject
 from memctl.service.after_reply import index_after_write, later
 from memctl.service.memories.add import (
     AddResult,

@@ -18,7 +18,7 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import ModelUnavailable
-from memctl.core.memory import Memory
+from memctl.core.files.memory import Memory
 from memctl.service.memories.add import AddResult, write_new
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.store.files import current_write_observer, observing_writes

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.consolidation import EpisodeGroup, draft_knowledge
-from memctl.core.memory import Memory, now_iso
+from memctl.core.files.memory import Memory, now_iso
+from memctl.core.learning.consolidation import EpisodeGroup, draft_knowledge
 from memctl.service.lifecycle.decaying import scan_memories
 
 DERIVED_FROM = "derived_from"

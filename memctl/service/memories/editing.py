@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memctl.config import ARCHIVE_DIRNAME, Store
 from memctl.core.errors import InvalidMemoryFile, MemoryNotFound
-from memctl.core.input_limits import InputRefused, check_file_size
+from memctl.core.files.input_limits import InputRefused, check_file_size
 from memctl.service.provenance import note_written_memories
 from memctl.store.files import (
     check_id,

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core import agent_files
 from memctl.core.errors import InvalidMemoryFile, MemctlError, UsageError
-from memctl.core.frontmatter import front_matter_dict
-from memctl.core.input_limits import InputRefused
-from memctl.core.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, now_iso
-from memctl.core.provenance import ORIGIN_KEY, UNTRUSTED, check_origin, make_origin, trust_of
+from memctl.core.files import agent_files
+from memctl.core.files.frontmatter import front_matter_dict
+from memctl.core.files.input_limits import InputRefused
+from memctl.core.files.memory import FIELD_ORDER, MEMORY_TYPES, SOURCES, Memory, now_iso
+from memctl.core.trust.provenance import ORIGIN_KEY, UNTRUSTED, check_origin, make_origin, trust_of
 from memctl.service.memories.add import AddResult, build_memory, check_fields
 from memctl.service.memories.batch import BatchItem, BatchStopped, save_batch
 from memctl.service.memories.lookup import list_memories
@@ -143,7 +143,7 @@ def _trusted_for_agents(store: Store, memories: list[Memory]) -> tuple[list[Memo
     labelled with their origin as notes and neutralised (no tag, role line or code fence)."""
     from dataclasses import replace
 
-    from memctl.core.fence import neutralise
+    from memctl.core.trust.fence import neutralise
     from memctl.service.provenance import gate_for
 
     gate = gate_for(store)
@@ -202,7 +202,7 @@ def _export(
 
 
 def _tokens(text: str) -> int:
-    from memctl.core.tokens import estimate_tokens
+    from memctl.core.language.tokens import estimate_tokens
 
     return estimate_tokens(text)
 
@@ -367,8 +367,8 @@ def _check_limits(store: Store, pending: list[_Pending], path: Path) -> None:
 
 def _check_file_bytes(store: Store, item: _Pending) -> None:
     """The file the item would make, every derived field included, fits the reader's limit."""
-    from memctl.core.frontmatter import render_memory
-    from memctl.core.input_limits import check_file_size
+    from memctl.core.files.frontmatter import render_memory
+    from memctl.core.files.input_limits import check_file_size
     from memctl.store.files import max_file_bytes
 
     try:
@@ -384,7 +384,7 @@ def _accepted_items(
     store: Store, pending: list[_Pending], skipped: list[dict[str, Any]]
 ) -> list[_Pending]:
     """The items to write, redacted; the others go to `skipped` with their line and reason."""
-    from memctl.core.quality import low_value_reason
+    from memctl.core.learning.quality import low_value_reason
     from memctl.service.memories.redaction import redact_memory_fields
 
     min_chars = store.settings.write.min_chars

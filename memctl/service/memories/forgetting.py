@@ -15,8 +15,8 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile, MemctlError, MemoryNotFound, UsageError
-from memctl.core.ids import ID_RULE, is_safe_id
-from memctl.core.memory import Memory
+from memctl.core.files.ids import ID_RULE, is_safe_id
+from memctl.core.files.memory import Memory
 from memctl.service.lifecycle.decaying import log_paths, scan_memories
 from memctl.service.memories.add import locks_dir
 from memctl.service.memories.derived import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile, MemoryNotFound
-from memctl.core.memory import Memory
+from memctl.core.files.memory import Memory
 from memctl.store.files import find_by_id, max_file_bytes, read_memory, scan_files
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from memctl.config import Store, config_error
 from memctl.core.errors import UsageError
-from memctl.core.redact import KINDS, Redaction, redact
+from memctl.core.redaction.redact import KINDS, Redaction, redact
 
 
 def redaction_enabled(store: Store) -> bool:

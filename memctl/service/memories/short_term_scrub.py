@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from memctl.config import Store
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.memory import Memory
+from memctl.core.files.memory import Memory
 from memctl.store.sessions import (
     read_meta,
     read_turns,

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.anchors import command_matches, path_matches
-from memctl.core.history import agent_body
-from memctl.core.hook_blocks import BlockItem, fit_block
-from memctl.core.tokens import estimate_tokens
+from memctl.core.codebase.anchors import command_matches, path_matches
+from memctl.core.files.history import agent_body
+from memctl.core.language.tokens import estimate_tokens
+from memctl.core.recall.hook_blocks import BlockItem, fit_block
 from memctl.service.anchoring import GitRenames, code_tree, project_of
 from memctl.service.retrieval.anchor_table import AnchorEntry, anchor_entries
 from memctl.service.retrieval.hits import hit_json, memory_date

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.anchors import APPLY_KEY, PROJECT_KEY, Anchors, anchor_limits, anchors_from
+from memctl.core.codebase.anchors import (
+    APPLY_KEY,
+    PROJECT_KEY,
+    Anchors,
+    anchor_limits,
+    anchors_from,
+)
 from memctl.core.errors import InvalidMemoryFile
 from memctl.store.files import atomic_write, max_file_bytes, scan_files
 from memctl.store.parsed_memories import read_memory_kept

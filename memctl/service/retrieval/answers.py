@@ -1,4 +1,4 @@
-"""The candidates that hold the kind of answer a question asks for (core.answer_kinds).
+"""The candidates that hold the kind of answer a question asks for (core.recall.answer_kinds).
 
 Reading a text for a time or a place takes ~20-40 µs; what each candidate holds is kept by a
 digest of its text and date (digest_cache).
@@ -6,7 +6,7 @@ digest of its text and date (digest_cache).
 
 from __future__ import annotations
 
-from memctl.core.answer_kinds import TIME, states_place
+from memctl.core.recall.answer_kinds import TIME, states_place
 from memctl.service.retrieval.digest_cache import DigestCache
 from memctl.service.retrieval.timing import tells_a_time
 

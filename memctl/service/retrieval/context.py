@@ -13,19 +13,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.consolidation import markdown_sections
-from memctl.core.context_fit import Part, fit
-from memctl.core.episodes import ROLE_LABELS
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.federation import interleave_by_rank
-from memctl.core.fence import fence, neutralise, note_label
-from memctl.core.history import agent_body
-from memctl.core.hook_blocks import memory_text
-from memctl.core.memory import Memory
+from memctl.core.files.history import agent_body
+from memctl.core.files.memory import Memory
+from memctl.core.files.schema import plain
+from memctl.core.language.text import clip, counted
+from memctl.core.learning.consolidation import markdown_sections
+from memctl.core.learning.episodes import ROLE_LABELS
+from memctl.core.learning.task import TaskState, render_task
 from memctl.core.ports import MemoryFilter, Row
-from memctl.core.schema import plain
-from memctl.core.task import TaskState, render_task
-from memctl.core.text import clip, counted
+from memctl.core.recall.context_fit import Part, fit
+from memctl.core.recall.federation import interleave_by_rank
+from memctl.core.recall.hook_blocks import memory_text
+from memctl.core.trust.fence import fence, neutralise, note_label
 from memctl.service.privacy import shares_private, visible
 from memctl.service.provenance import Gate, gate_for, injectable
 from memctl.store.files import max_file_bytes, read_memory

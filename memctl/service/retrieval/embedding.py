@@ -17,7 +17,8 @@ from typing import cast
 
 from memctl.config import EmbeddingSettings, Store
 from memctl.core import ports
-from memctl.core.embedding import (
+from memctl.core.errors import UsageError
+from memctl.core.files.embedding import (
     AUTO,
     BUNDLED_MODEL,
     MODEL_CHOICES,
@@ -26,8 +27,7 @@ from memctl.core.embedding import (
     EmbeddingModel,
     model_spec,
 )
-from memctl.core.errors import UsageError
-from memctl.core.text_tokens import non_latin_share
+from memctl.core.language.text_tokens import non_latin_share
 from memctl.store.files import atomic_write, max_file_bytes, read_memory, scan_files
 from memctl.store.index import MANIFEST, Manifest
 

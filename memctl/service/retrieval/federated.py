@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memctl.config import Store, open_user_store
-from memctl.core.anchors import PROJECT_KEY
-from memctl.core.federation import interleave_by_rank, merge_by_heads
-from memctl.core.memory import Memory
-from memctl.core.routing import PROJECT, USER
+from memctl.core.codebase.anchors import PROJECT_KEY
+from memctl.core.files.memory import Memory
+from memctl.core.learning.routing import PROJECT, USER
+from memctl.core.recall.federation import interleave_by_rank, merge_by_heads
 from memctl.service.memories.lookup import Listing, list_memories
 from memctl.service.retrieval.embedding import model_settings
 from memctl.service.retrieval.explain import Trace

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.chunking import split_chunks
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.evidence import (
+from memctl.core.files.chunking import split_chunks
+from memctl.core.files.memory import Memory
+from memctl.core.language.text import clip
+from memctl.core.recall.evidence import (
     DEFAULT_SCALE,
     CosineScale,
     coverage_with_time,
@@ -24,10 +26,8 @@ from memctl.core.evidence import (
     relevance,
     text_stems,
 )
-from memctl.core.memory import Memory
-from memctl.core.query import mostly_cjk
-from memctl.core.text import clip
-from memctl.core.when import Window
+from memctl.core.recall.query import mostly_cjk
+from memctl.core.recall.when import Window
 from memctl.service.retrieval.explain import (
     BELOW_FLOOR,
     NOT_WEIGHED,

@@ -13,14 +13,12 @@ from typing import Any, Protocol
 
 from memctl.config import Store
 from memctl.core import ports
-from memctl.core.chunking import split_chunks
-from memctl.core.embedding import AUTO, BUNDLED_MODEL, EmbeddingModel
 from memctl.core.errors import InvalidMemoryFile
-from memctl.core.history import current_text, earlier_identifiers
-from memctl.core.memory import Memory
-from memctl.core.ports import Index
-from memctl.core.sequences import contextual_text, ordered_members, predecessors
-from memctl.core.sync import (
+from memctl.core.files.chunking import split_chunks
+from memctl.core.files.embedding import AUTO, BUNDLED_MODEL, EmbeddingModel
+from memctl.core.files.history import current_text, earlier_identifiers
+from memctl.core.files.memory import Memory
+from memctl.core.files.sync import (
     IndexedFile,
     SyncReport,
     embed_hash,
@@ -28,8 +26,10 @@ from memctl.core.sync import (
     plan_sync,
     stat_fingerprint,
 )
-from memctl.core.text_tokens import searchable_text
-from memctl.core.tokens import estimate_tokens
+from memctl.core.language.text_tokens import searchable_text
+from memctl.core.language.tokens import estimate_tokens
+from memctl.core.ports import Index
+from memctl.core.recall.sequences import contextual_text, ordered_members, predecessors
 from memctl.service.retrieval.embedding import (
     chosen_model,
     configured_model,
@@ -68,7 +68,7 @@ MODEL_ID = BUNDLED_MODEL  # the default model (see service/retrieval/embedding.p
 # Bump when index_texts() or _row() change what a memory's rows hold: the next sync then re-reads
 # every file (re-embedding only texts that really changed), since no file's mtime says so.
 # 5: CJK runs cut into bigrams for BM25; 6: files under private/ are private rows; 7: a model's
-# vector revision is part of the embed hash (core.embedding.VECTOR_REVISIONS); 8: a row's
+# vector revision is part of the embed hash (core.files.embedding.VECTOR_REVISIONS); 8: a row's
 # `created` is the memory's date (`occurred_at`, else `created`), as ISO 8601 UTC; 9: the
 # identifiers of a memory's `## History` values are in its first row's searchable text
 INDEX_RECIPE = 9

@@ -1,5 +1,5 @@
 """Which recalled memories the prompt hook injects: those relevant enough that also share a
-word with the prompt that is rare in their store (core.rare_terms), so a prompt nothing in the
+word with the prompt that is rare in their store (core.recall.rare_terms), so a prompt nothing in the
 store is about gets nothing; and those that clearly answer the prompt (relevance at least
 hooks.prompt_sure_relevance), even when every memory shares the prompt's words.
 
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from memctl.config import Store
-from memctl.core.query import mostly_cjk
-from memctl.core.rare_terms import TermCounts, rarest_shared, term_counts, terms
+from memctl.core.recall.query import mostly_cjk
+from memctl.core.recall.rare_terms import TermCounts, rarest_shared, term_counts, terms
 from memctl.service.retrieval.indexing import open_index
 
 _counts: dict[str, tuple[tuple[int, int], TermCounts]] = {}

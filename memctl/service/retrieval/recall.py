@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from memctl.config import RecallSettings, Store
-from memctl.core.evidence import (
+from memctl.core.files.memory import parse_time
+from memctl.core.ports import Index, MemoryFilter, Row
+from memctl.core.recall.evidence import (
     cosine_scale,
 )
-from memctl.core.memory import parse_time
-from memctl.core.ports import Index, MemoryFilter, Row
-from memctl.core.query import ParsedQuery, parse_query
-from memctl.core.ranking import (
+from memctl.core.recall.query import ParsedQuery, parse_query
+from memctl.core.recall.ranking import (
     contains_identifier,
     sequence_neighbours,
 )

@@ -1,6 +1,6 @@
 """The recall request: one value that says what to recall, over which stores, and what for.
 
-Its fields that a face sets are declared once in memctl.core.recall_fields (flags, kind, help):
+Its fields that a face sets are declared once in memctl.core.recall.recall_fields (flags, kind, help):
 the CLI options, the engine's wire form and the MCP tool's parameters are generated from there.
 The use-case (service.retrieval.use_case.recall), the merge of stores and the one-store step
 all read this value; none spells the request out again.
@@ -15,8 +15,8 @@ from typing import Any
 
 from memctl.config import Store
 from memctl.core.errors import UsageError
-from memctl.core.input_limits import check_query
-from memctl.core.recall_fields import LIST, MODES, WIRE, fields_of, request_fields
+from memctl.core.files.input_limits import check_query
+from memctl.core.recall.recall_fields import LIST, MODES, WIRE, fields_of, request_fields
 
 Stores = list[tuple[str, Store]]
 
@@ -28,7 +28,7 @@ PURPOSES = (RECALL, PROMPT, CONTEXT)
 class RecallRequest:
     """One question to recall: the query, how many hits, filters, and what the answer is for.
 
-    Its fields that a face sets are declared once in memctl.core.recall_fields (flags, kind,
+    Its fields that a face sets are declared once in memctl.core.recall.recall_fields (flags, kind,
     help): the CLI options, the engine's wire form and the MCP tool's parameters are generated
     from there, and `from_fields`/`to_fields` read and write that form.
     """

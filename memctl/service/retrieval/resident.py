@@ -1,12 +1,12 @@
 """What a process that lives on (the server) keeps in memory between requests to read faster:
 each table's rows and vectors (store.resident_vectors), parsed memory files
-(store.parsed_memories) and each row text's word stems (core.evidence). All follow every
+(store.parsed_memories) and each row text's word stems (core.recall.evidence). All follow every
 change; a one-shot process keeps neither rows nor files."""
 
 from __future__ import annotations
 
 from memctl.config import Store
-from memctl.core.evidence import TEXT_CACHE_SIZE, stem_counts
+from memctl.core.recall.evidence import TEXT_CACHE_SIZE, stem_counts
 from memctl.service.retrieval.indexing import open_index
 from memctl.store.parsed_memories import keep_parsed
 from memctl.store.resident_vectors import keep_resident

@@ -26,10 +26,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memctl.config import RecallSettings, Settings
-from memctl.core.decay import DAY_SECONDS, recency_bonus
-from memctl.core.evidence import coverage, matched_terms, text_stems
-from memctl.core.evidence import weighted_match as prior_match
-from memctl.core.fusion import (
+from memctl.core.files.memory import parse_time
+from memctl.core.learning.decay import DAY_SECONDS, recency_bonus
+from memctl.core.recall.evidence import coverage, matched_terms, text_stems
+from memctl.core.recall.evidence import weighted_match as prior_match
+from memctl.core.recall.fusion import (
     FusionWeights,
     adaptive_weights,
     blended_lexical,
@@ -37,17 +38,16 @@ from memctl.core.fusion import (
     lexical_trust,
     prior_share,
 )
-from memctl.core.memory import parse_time
-from memctl.core.query import ParsedQuery
-from memctl.core.ranking import (
+from memctl.core.recall.query import ParsedQuery
+from memctl.core.recall.ranking import (
     length_priors,
     normalized_scores,
     reciprocal_rank_fusion,
     score_fusion,
     spread_to_neighbours,
 )
-from memctl.core.recall_fields import MODES
-from memctl.core.speakers import speaker_of, turns_of_asked
+from memctl.core.recall.recall_fields import MODES
+from memctl.core.recall.speakers import speaker_of, turns_of_asked
 from memctl.service.retrieval.answers import add_answer_bonus
 from memctl.service.retrieval.timing import add_time_bonus, in_window
 
@@ -267,7 +267,7 @@ def date_cut(hits: list, bounds: tuple[datetime | None, datetime | None]) -> tup
 
 def neighbours(candidates: Candidates, ranking: Ranking) -> Candidates:
     """Memories written just before or after a candidate in the same session share its score
-    (recall.neighbour_weights; core.ranking.spread_to_neighbours)."""
+    (recall.neighbour_weights; core.recall.ranking.spread_to_neighbours)."""
     weights = list(ranking.settings.neighbour_weights)
     if not any(weights) or ranking.profile == NOTES or not ranking.sessions.near:
         return candidates

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from memctl.core.errors import UsageError
-from memctl.core.memory import parse_time
-from memctl.core.when import Window, around, parse_window, states_schedule, tells_of
+from memctl.core.files.memory import parse_time
+from memctl.core.recall.when import Window, around, parse_window, states_schedule, tells_of
 from memctl.service.retrieval.digest_cache import DigestCache
 
 

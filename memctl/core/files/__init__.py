@@ -1,0 +1,1 @@
+"""The memory file: its record, front matter, YAML, ids, limits, history, merges, chunks and sync plan."""

@@ -1,0 +1,1 @@
+"""Text in English and Chinese: clipping, sentences, index tokens, token estimates."""

@@ -1,0 +1,1 @@
+"""What a session leaves behind: extraction, episodes, summaries, consolidation, revisions, supersession, decay and routing."""

@@ -1,0 +1,1 @@
+"""Secrets and personal data replaced with typed placeholders before anything is stored."""
