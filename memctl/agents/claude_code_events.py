@@ -191,10 +191,6 @@ def task_hits(hits, prompt: str, settings) -> list:
     if asks_about_past(prompt):
         return hits
     durable = [hit for hit in hits if hit.type != "episodic"]
-    import os
-
-    if os.environ.get("EXP_DROP_EPISODES"):
-        return durable
     sure = settings.prompt_sure_relevance
     return durable + [
         hit for hit in hits if hit.type == "episodic" and (hit.relevance or 0.0) >= sure

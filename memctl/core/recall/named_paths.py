@@ -19,13 +19,16 @@ from collections.abc import Iterable, Mapping
 MIN_DIR_CHARS = 3  # a folder name shorter than this ("ui", "js") is part of too many words
 MIN_STEM_CHARS = 4  # the same for a file's stem ("io.go" -> "io")
 _PART = re.compile(r"[\w\-]+")
+# A stem that is a coined name (`license-check`, `tool_aliases`, `agentToolInput`, `v2`), not a
+# word: "main", "issues" or "types" name a file in a path and anything at all in prose.
+_COINED = re.compile(r"[-_0-9]|[a-z][A-Z]")
 _PATH_IN_TEXT = re.compile(r"[\w.\-]+(?:/[\w.\-{}<>*]+)+/?|[\w\-]+\.[A-Za-z]{1,6}\b")
 
 
 def path_keys(path: str) -> tuple[str, ...]:
     """What a memory may call the file at `path` (relative to the project), most specific
     first: the path, its file name, its folders from the deepest (`a/b/`, `a/`), each folder's
-    name (`b/`), and its stem."""
+    name (`b/`), and its stem when that is a coined name rather than a word."""
     parts = [part for part in path.strip().strip("/").split("/") if part and part != "."]
     if not parts:
         return ()
@@ -34,7 +37,7 @@ def path_keys(path: str) -> tuple[str, ...]:
     keys += ["/".join(parts[:end]) + "/" for end in range(len(parts) - 1, 0, -1)]
     keys += [f"{part}/" for part in reversed(parts[:-1]) if len(part) >= MIN_DIR_CHARS]
     stem = name.split(".")[0]
-    if "." in name and len(stem) >= MIN_STEM_CHARS:
+    if "." in name and len(stem) >= MIN_STEM_CHARS and _COINED.search(stem):
         keys.append(stem)
     return tuple(dict.fromkeys(keys))
 
