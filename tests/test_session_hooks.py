@@ -145,18 +145,15 @@ def test_the_users_corrections_open_the_rules_for_every_task(project):
     for number in range(3):
         note(
             project,
-            f"checklist{number:03d}",
-            "semantic",
+            f"0checklist{number:03d}",
+            "preference",
             f"Checklist item {number}: keep the changelog tidy.",
             "apply: always\n",
         )
-    note(
-        project,
-        "zcorrection1",
-        "preference",
-        "Never add Co-Authored-By lines to commit messages.",
-        "apply: always\norigin: user\n",
+    added = invoke(
+        "add", "--type", "preference", "--apply", "always", "Never add Co-Authored-By lines."
     )
+    assert added.exit_code == 0, added.output
     assert invoke("index").exit_code == 0
     start = hook(project, "SessionStart", "s1", source="startup")
     assert start.index("Co-Authored-By") < start.index("Checklist item 0")

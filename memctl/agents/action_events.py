@@ -172,11 +172,10 @@ def whole_store_block(
         if memory.extra.get("superseded_by"):
             continue
         found.append(_Always(memory.id, memory.display_title, memory.type, memory, "project"))
-    found.sort(key=lambda item: _whole_order(item.memory))
     gates = gates_for({"project": store})
+    kept = sorted(injectable(found, gates), key=lambda pair: _whole_order(*pair))
     items = [
-        BlockItem(item.id, item.title, item.type, item.memory.body, origin)
-        for item, origin in injectable(found, gates)
+        BlockItem(item.id, item.title, item.type, item.memory.body, origin) for item, origin in kept
     ]
     if not items:
         return None
@@ -191,10 +190,10 @@ def whole_store_block(
     return one_fence(block.markdown, rules), block.shown + rule_ids
 
 
-def _whole_order(memory: Any) -> tuple:
-    kind = memory.type if memory.type in _TYPE_ORDER else "semantic"
-    always = memory.extra.get("apply") == "always"
-    return (not always, _TYPE_ORDER.index(kind), -float(memory.importance or 0), memory.id)
+def _whole_order(item: _Always, origin: str) -> tuple:
+    """`apply: always` first, the user's corrections first among them (_rule_order)."""
+    always = item.memory.extra.get("apply") == "always"
+    return (not always, *_rule_order(item, origin), item.id)
 
 
 def always_block(
