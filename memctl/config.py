@@ -170,7 +170,7 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     # clearly answers it, even when every memory speaks of the prompt's topic. 1: never.
     prompt_sure_relevance: float = setting(0.85, at_least=0, at_most=1)
     # Files a prompt names: at most this many memories anchored to them or naming them
-    prompt_named_k: int = setting(3, at_least=0)
+    prompt_named_k: int = setting(0, at_least=0)
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
     # With no LLM: at Stop, ask the agent once per session to record what is worth keeping

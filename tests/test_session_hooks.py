@@ -189,6 +189,9 @@ def test_a_task_prompt_gets_the_rule_before_what_happened_once(project):
 
 
 def test_a_prompt_naming_a_file_gets_the_note_about_its_folder(project):
+    config = project / ".memory" / "config.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("prompt_named_k: 0", "prompt_named_k: 3"), encoding="utf-8")
     assert invoke("index").exit_code == 0
     block = hook(
         project,
