@@ -538,7 +538,36 @@ def test_checks_of_different_kinds_that_passed_are_also_kept_together():
         Transcript().bash("uv run mypy src/app.py").bash("uv run pytest tests/ -x -q").text()
     )
     texts = [c.text for c in command_candidates(calls)]
-    assert "Check a change with `uv run mypy` and `uv run pytest`." in texts
+    assert texts[0].startswith("Check a change with `uv run mypy` and `uv run pytest`.")
+
+
+def test_the_checks_of_a_session_are_one_memory_with_their_variants_and_one_case_forms():
+    calls = read_tool_calls(
+        Transcript()
+        .bash("mise run fmt && mise run lint")
+        .bash("mise run lint")
+        .bash("npx eslint src/a.ts")
+        .bash("mise run test -- -run TestParse -v")
+        .bash("go build ./...")
+        .bash("gh run list --branch main")
+        .bash("gh run view 123456 --log-failed")
+        .text()
+    )
+    found = command_candidates(calls)
+    checks = [c for c in found if c.text.startswith("Check a change")]
+    assert len(checks) == 1
+    text = checks[0].text
+    assert text.startswith(
+        "Check a change with `mise run fmt && mise run lint`, `go build` and `mise run test`."
+    )
+    assert "`npx eslint`" in text  # another form of a job, kept in the same memory
+    assert "`mise run test -- -run TestParse -v`" in text  # one case, as an example
+    assert set(checks[0].commands) >= {"mise run fmt", "mise run lint", "npx eslint", "go build"}
+    # Other jobs keep one memory per family, not one per variant.
+    assert [c.text.split("\n")[0] for c in found if c is not checks[0]] == [
+        "Look at CI runs with `gh run list` and `gh run view`."
+    ]
+    assert not any(c.text.startswith(("Lint with", "Build with", "Run the tests")) for c in found)
 
 
 def test_a_users_shell_echo_and_a_wrapping_apps_instructions_are_not_the_users_words():
