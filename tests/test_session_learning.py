@@ -582,3 +582,79 @@ def test_a_users_shell_echo_and_a_wrapping_apps_instructions_are_not_the_users_w
     turns = read_conversation(transcript.text())
     assert [t.content for t in turns] == ["fix ci"]
     assert extract_candidates(turns) == []
+
+
+# --- a correction asked as a question, and rules about tests that reach the next test edit ---
+
+
+@pytest.mark.parametrize(
+    ("asked", "reply", "kept"),
+    [
+        ("can't the tests be table driven?", "Good call, they share one shape.", "table driven"),
+        ("why aren't we using table-driven tests here?", "You're right.", "Prefer using table"),
+        ("can't we reuse the existing parser?", "Agreed, reusing it.", "Reuse the existing parser"),
+    ],
+)
+def test_a_suggestion_asked_as_a_question_that_the_agent_grants_is_kept(asked, reply, kept):
+    found = extract_candidates([Turn("user", asked), Turn("assistant", reply)])
+    assert any(kept in c.text for c in found)
+    assert all(c.type == "preference" for c in found)
+
+
+def test_a_question_the_agent_answers_is_not_a_correction():
+    asked = "why are we not using bun instead of tsc?"
+    reply = "Good question. Bun cannot emit the .d.ts files the packages publish."
+    assert extract_candidates([Turn("user", asked), Turn("assistant", reply)]) == []
+
+
+def test_a_rule_about_tests_reaches_the_agent_at_its_next_test_edit_in_a_later_session(
+    store, fake_embedder, tmp_path
+):
+    project = store.root.parent
+    (project / "pkg").mkdir()
+    (project / "pkg" / "color_test.go").write_text("package pkg\n")
+    transcript = (
+        Transcript()
+        .user("add tests for the color fallback")
+        .say("Added six tests.")
+        .user("can't the tests be table driven?")
+        .say("Good call: the six tests share one shape.")
+    )
+    transcript.lines.append(
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_e", "name": "Edit",
+                     "input": {"file_path": str(project / "src" / "fallback_test.go"),
+                               "old_string": "a", "new_string": "b"}}
+                ],
+            },
+        }
+    )  # fmt: skip
+    transcript.say("Done: one table-driven test.").write(tmp_path / "t.jsonl")
+    ingest_transcript(store, "t", tmp_path / "t.jsonl", final=True)
+    rule = next(m for m in _memories(store) if m.type == "preference")
+    assert "table driven" in rule.body and rule.extra["paths"] == ["**/*_test.go"]
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "later",
+        "cwd": str(project),
+        "tool_name": "Edit",
+        "tool_input": {
+            "file_path": str(project / "pkg" / "color_test.go"),
+            "old_string": "package pkg",
+            "new_string": "package pkg // colors",
+        },
+    }
+    shown = run_claude_code_hook(
+        "PreToolUse",
+        json.dumps(payload),
+        explicit_store=str(store.root),
+        env=read_environment({}),
+        cwd=project,
+        background=False,
+        store_only=True,
+    )
+    assert "table driven" in shown

@@ -356,3 +356,54 @@ def _gotchas(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
 
 def _same_runner(a: Command, b: Command) -> bool:
     return a.text.split()[:1] == b.text.split()[:1] or a.kind == b.kind
+
+
+# Test files by their naming convention: a rule about tests applies to every file of that kind.
+_TEST_FILE_KINDS = (
+    (re.compile(r"^test_[^/]+\.py$"), "**/test_*.py"),
+    (re.compile(r"^[^/]+(_test|_spec)\.(\w+)$"), "**/*{0}.{1}"),
+    (re.compile(r"^[^/]+\.(test|spec)\.(\w+)$"), "**/*.{0}.{1}"),
+    (re.compile(r"^[^/]+(Tests?)\.(java|kt|cs|swift|scala)$"), "**/*{0}.{1}"),
+)
+_CHANGING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_ABOUT_TESTS = re.compile(r"\b(?:tests?|specs?|test cases?|testing)\b", re.IGNORECASE)
+
+
+def test_file_glob(path: str) -> str | None:
+    """The glob of test files a path is one of (`src/a_test.go` -> `**/*_test.go`); None for a
+    file that is not a test by its name."""
+    name = re.split(r"[/\\]", path.strip())[-1]
+    for pattern, glob in _TEST_FILE_KINDS:
+        match = pattern.match(name)
+        if match:
+            return glob.format(*match.groups())
+    return None
+
+
+def anchor_test_rules(
+    candidates: Sequence[Candidate], calls: Sequence[ToolCall], user_lines: Sequence[int]
+) -> list[Candidate]:
+    """A user's rule about tests ("the tests should be table driven"), anchored to the kind of
+    test file the agent changed next (before the user spoke again), so the action-time hook
+    shows it the next time the agent is about to change a test, in any session."""
+    found = []
+    for candidate in candidates:
+        if (
+            candidate.origin == "user"
+            and not candidate.paths
+            and _ABOUT_TESTS.search(candidate.text)
+        ):
+            end = min((line for line in user_lines if line > candidate.last_line), default=None)
+            globs = [
+                test_file_glob(call.path)
+                for call in calls
+                if call.name in _CHANGING_TOOLS
+                and call.path
+                and call.line > candidate.last_line
+                and (end is None or call.line < end)
+            ]
+            kinds = tuple(dict.fromkeys(glob for glob in globs if glob))
+            if kinds:
+                candidate = replace(candidate, paths=kinds[:2])
+        found.append(candidate)
+    return found
