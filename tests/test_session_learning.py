@@ -652,9 +652,31 @@ def test_a_rule_about_tests_reaches_the_agent_at_its_next_test_edit_in_a_later_s
         "PreToolUse",
         json.dumps(payload),
         explicit_store=str(store.root),
-        env=read_environment({}),
+        env=read_environment({"MEMCTL_HOOK_BUDGET": "600"}),  # no time limit on a loaded machine
         cwd=project,
         background=False,
         store_only=True,
     )
     assert "table driven" in shown
+
+
+def test_a_claim_refuted_after_its_stretch_was_folded_is_in_no_episode(
+    store, fake_embedder, tmp_path
+):
+    transcript = Transcript().user("list what the test harness wrote into the projects folder")
+    transcript.say("The harness wrote three session files there.")
+    transcript.user("why does claude fail to start after the harness ran?")
+    transcript.say("Claude Code session ids start with a date, like 2026-01-05-uuid.")
+    transcript.user("yes")
+    for step in range(20):  # long enough that the claim's stretch is folded first
+        transcript.say(f"Checked part {step} of the harness output files again.")
+    transcript.user("hmm, I just checked and none of the files has a date in front")
+    transcript.say("Right: the file name is the bare session uuid.")
+    transcript.user("fix the harness so it writes bare uuids too")
+    transcript.say("Fixed the harness: it names files by the bare uuid.").write(
+        tmp_path / "r.jsonl"
+    )
+    ingest_transcript(store, "r", tmp_path / "r.jsonl", final=True)
+    episodes = [m for m in _memories(store) if m.type == "episodic"]
+    assert not any("start with a date" in m.body for m in episodes)
+    assert any("bare uuid" in f"{m.title} {m.body}" for m in episodes)

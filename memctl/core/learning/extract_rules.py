@@ -89,8 +89,10 @@ def extract_candidates(turns: list[Turn]) -> list[Candidate]:
     for index, turn in enumerate(turns):
         if turn.role not in ("user", "assistant") or _written_by_an_agent(turn):
             continue
+        if turn.role == "user" and _SLASH_COMMAND.match(turn.content):
+            continue  # a task handed to a command ("/gsd:quick restore the footer"), not a rule
         conceded = turn.role == "user" and _agent_conceded(turns[index + 1 :])
-        for sentence in split_sentences(strip_code_blocks(turn.content)):
+        for sentence in split_sentences(_without_pasted_blocks(strip_code_blocks(turn.content))):
             for candidate in extract_sentence(sentence, turn.role, conceded=conceded):
                 candidate = replace(
                     candidate,
@@ -117,6 +119,16 @@ _AGENT_WRITTEN = re.compile(
     r"Caveat: The messages below)",
     re.IGNORECASE,
 )
+
+
+_SLASH_COMMAND = re.compile(r"^\s*/[\w:.-]+(?:\s|$)")
+# A Markdown indented block (four spaces or a tab after a blank line): text the user pasted.
+_INDENTED_BLOCK = re.compile(r"(?:^|\n)[ \t]*\n(?:(?: {4}|\t)[^\n]*(?:\n|$)| *(?:\n|$))+")
+
+
+def _without_pasted_blocks(text: str) -> str:
+    """The user's own words, without what they pasted as an indented block."""
+    return _INDENTED_BLOCK.sub("\n\n", text)
 
 
 def _written_by_an_agent(turn: Turn) -> bool:
