@@ -22,7 +22,7 @@ from memctl.agents.ingest import ingest_transcript
 from memctl.agents.transcripts import read_conversation, read_tool_calls
 from memctl.config import read_environment
 from memctl.core.learning.conversation import Turn
-from memctl.core.learning.episodes import draft_conversation
+from memctl.core.learning.episodes import draft_conversation, turn_sentences
 from memctl.core.learning.extract_commands import command_candidates, development_command
 from memctl.core.learning.extract_rules import extract_candidates
 from memctl.service.memories.lookup import list_memories
@@ -582,6 +582,57 @@ def test_a_users_shell_echo_and_a_wrapping_apps_instructions_are_not_the_users_w
     turns = read_conversation(transcript.text())
     assert [t.content for t in turns] == ["fix ci"]
     assert extract_candidates(turns) == []
+
+
+def test_a_wrapping_apps_instruction_spelled_with_a_hyphen_is_not_the_users_words():
+    transcript = Transcript().user(
+        "<system-instruction>\nRename the branch. Do not check the current branch name.\n"
+        "</system-instruction>\n\nhow is the CLI built?"
+    )
+    turns = read_conversation(transcript.text())
+    assert [t.content for t in turns] == ["how is the CLI built?"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "/gsd:quick restore the footer. the status indicator should be in the footer.",
+        "copy pasting leaves weird line breaks:\n\n    Resume dumps the last 10 decisions, no"
+        " ranking, no relevance beyond tag matching. You should never rank.\n\nbetter way?",
+    ],
+)
+def test_a_task_for_a_slash_command_and_a_pasted_block_are_not_rules(said):
+    assert extract_candidates([Turn("user", said)]) == []
+
+
+def test_a_stretch_without_a_request_of_the_user_writes_no_episode(store, fake_embedder, tmp_path):
+    from memctl.service.lifecycle.session import add_turn, end_session
+
+    add_turn(store, "quiet", "user", "/rename kiki", sync=False)
+    for text in ("No response requested.", "Renamed.", "The session is now kiki."):
+        add_turn(store, "quiet", "assistant", text, sync=False)
+    add_turn(store, "quiet", "user", "ok", sync=False)
+    add_turn(store, "quiet", "assistant", "Noted.", sync=False)
+    fold = end_session(store, "quiet")
+    assert fold.episode_id is None and "no request" in (fold.note or "")
+    assert not [m for m in _memories(store) if m.type == "episodic"]
+
+
+def test_an_episode_keeps_the_users_request_without_its_ok_or_lets():
+    turns = [
+        Turn("user", "ok, let's do all the investigation in phase 1."),
+        Turn("assistant", "Phase 1 now holds every investigation step."),
+        Turn("user", "okay I just added the environment variables to doppler"),
+        Turn("assistant", "The deploy read them: the credentials work."),
+    ]
+    said = [sentence for role, sentence in turn_sentences(turns) if role == "user"]
+    assert said == [
+        "Do all the investigation in phase 1.",
+        "I just added the environment variables to doppler",
+    ]
+    draft = draft_conversation(turns, ratio=1.0)
+    assert "User: Do all the investigation in phase 1." in draft.summary
+    assert draft.title == "Do all the investigation in phase 1."
 
 
 # --- a correction asked as a question, and rules about tests that reach the next test edit ---
