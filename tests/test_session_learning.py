@@ -624,11 +624,14 @@ def test_an_episode_keeps_the_users_request_without_its_ok_or_lets():
         Turn("assistant", "Phase 1 now holds every investigation step."),
         Turn("user", "okay I just added the environment variables to doppler"),
         Turn("assistant", "The deploy read them: the credentials work."),
+        Turn("user", "Looks like here, the logos are not rendered correctly."),
+        Turn("assistant", "The logo paths were relative; they are absolute now."),
     ]
     said = [sentence for role, sentence in turn_sentences(turns) if role == "user"]
     assert said == [
         "Do all the investigation in phase 1.",
         "I just added the environment variables to doppler",
+        "The logos are not rendered correctly.",
     ]
     draft = draft_conversation(turns, ratio=1.0)
     assert "User: Do all the investigation in phase 1." in draft.summary

@@ -188,12 +188,14 @@ def _without_first_person(sentence: str) -> str:
     return rest[:1].upper() + rest[1:]
 
 
-# How people open what they say to an agent ("ok, ...", "okay so ...", "let's ..."): the
-# request is the rest; the lead-in read alone is an acknowledgement or a step being narrated.
+# How people open what they say to an agent ("ok, ...", "okay so ...", "let's ...", "looks
+# like ..."): the request or report is the rest; the lead-in read alone is an acknowledgement,
+# a hedge or a step being narrated.
 _LEAD_IN = re.compile(
     r"^(?:(?:ok(?:ay)?|alright|all right|yes|yeah|yep|hmm+)\b(?![-'])[\s,.!:;]*"
     r"|(?:great|perfect|cool|nice|well|right|sure|so)[,.!]+\s*)+"
-    r"(?:so\s+)?(?:(?:let'?s|let us)\s+)?|^(?:let'?s|let us)\s+",
+    r"(?:so\s+)?(?:(?:let'?s|let us)\s+)?|^(?:let'?s|let us)\s+"
+    r"|^(?:it\s+)?(?:looks|seems)\s+like\s+(?:here\s*,\s*)?",
     re.IGNORECASE,
 )
 
