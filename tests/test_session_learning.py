@@ -734,3 +734,17 @@ def test_a_claim_refuted_after_its_stretch_was_folded_is_in_no_episode(
     episodes = [m for m in _memories(store) if m.type == "episodic"]
     assert not any("start with a date" in m.body for m in episodes)
     assert any("bare uuid" in f"{m.title} {m.body}" for m in episodes)
+
+
+def test_a_question_about_what_the_agent_did_does_not_drop_its_earlier_reports():
+    from memctl.core.learning.episodes import refuted_turns
+
+    turns = [
+        Turn("user", "port the parser to typescript"),
+        Turn("assistant", "Ported: the parser now rejects trailing commas."),
+        Turn("user", "why did you create a .js variant of the files?"),
+        Turn("assistant", "A leftover of the build; removed."),
+        Turn("user", "hmm, none of the files rejects trailing commas"),
+    ]
+    assert refuted_turns(turns, claims_only=True) == {3}
+    assert refuted_turns(turns) == {1, 3}  # within one stretch, as before

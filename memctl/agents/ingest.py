@@ -103,7 +103,9 @@ def _ingest(
             )
         # Why the whole transcript: a claim the user refutes a few turns later may sit in an
         # earlier stretch of the buffer, folded into its own episode before the refutation.
-        refuted = refuted_turns(turns)
+        # Only claims said to be false: "why did you ...?" objects to an action, and the work
+        # reported before it, folded already, stays.
+        refuted = refuted_turns(turns, claims_only=True)
         for index in range(done, len(turns)):
             if index not in refuted:
                 report.episodes.extend(_buffer_turn(store, session, turns[index]))

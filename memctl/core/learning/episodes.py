@@ -128,13 +128,17 @@ _ASSENT = re.compile(
 )
 
 
-def refutes(user_text: str) -> bool:
-    """Whether a user turn says the agent's claim before it was wrong."""
+def refutes(user_text: str, *, claims_only: bool = False) -> bool:
+    """Whether a user turn says the agent's claim before it was wrong. `claims_only`: not a
+    question about what the agent did ("why did you add X?" objects to an action; what the
+    agent said before it may still be true)."""
     text = user_text.strip()
+    if claims_only and re.match(r"^\W*why\b", text, re.IGNORECASE):
+        return False
     return bool(_REFUTES.match(text) or _REFUTES_WITHIN.search(text[:300]))
 
 
-def refuted_turns(turns: Sequence[Turn]) -> set[int]:
+def refuted_turns(turns: Sequence[Turn], *, claims_only: bool = False) -> set[int]:
     """Indexes of the assistant turns a user turn refutes: every agent turn since the user's
     last real request (an "ok" or "yes" is not one), since the claim may be from any of them."""
     refuted: set[int] = set()
@@ -143,7 +147,7 @@ def refuted_turns(turns: Sequence[Turn]) -> set[int]:
         if turn.role == "assistant":
             since_request.append(index)
         elif turn.role == "user" and not _AGENT_WRITTEN.match(turn.content):
-            if since_request and refutes(turn.content):
+            if since_request and refutes(turn.content, claims_only=claims_only):
                 refuted.update(since_request)
                 since_request = []
             elif not _ASSENT.match(turn.content):
