@@ -305,7 +305,7 @@ def test_a_long_prompt_is_held_by_the_note_holding_its_heaviest_words():
 PROJECT_NOTES = [
     "When the server restarts, websocket clients reconnect with reconnectWithBackoff from "
     "lib/socket.ts; never call connect in a loop.",
-    "When you open a pull request, the team reviews it within a day and the CI has to be green.",
+    "Pull requests are reviewed by the team within a day, and the CI has to be green.",
     "The server logs go to the console in development and to a file in production.",
     "Clients should show a friendly message to the user when something fails, not a stack trace.",
     "Run the tests with pnpm test before you push, and fix the lint errors it reports.",
