@@ -79,6 +79,10 @@ class RecallSettings:
     # BM25's weight in proportion (to none at coverage_chance): BM25 that matched only crumbs
     # of the query ranks noise in a store of any size
     coverage_full: float = fraction(0.3)
+    # adaptive: those shares are of the weight of the query's this many heaviest words: a long
+    # prompt asks several things, and the note holding its rarest words matches as well as
+    # one holding a short question whole
+    coverage_words: int = setting(6, at_least=1)
     # adaptive: vector weight times 1 + this x how far its top cosine stands above the rest
     peak_gain: float = setting(0.2, at_least=0)
     # adaptive, hybrid: the candidates holding the most of the query's words (at least

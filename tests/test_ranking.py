@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memctl import service
+from memctl.core.recall.evidence import coverage, text_stems
 from memctl.core.recall.fusion import lexical_ties, lexical_trust
 from memctl.core.recall.ranking import (
     normalized_scores,
@@ -288,3 +289,53 @@ def test_among_memories_holding_every_query_word_the_meaning_decides(store):
         service.recall(service.RecallRequest(untied, query, k=1, min_relevance=0)).hits[0].id
         == ids[1]
     )
+
+
+def test_a_long_prompt_is_held_by_the_note_holding_its_heaviest_words():
+    weights = {"websocket": 10.0, "reconnect": 9.0, "deploy": 8.0, "user": 5.0, "show": 3.0}
+    stems = text_stems("websocket clients reconnect with backoff")
+    # of the whole prompt the note holds 19 of 35: under a short question's bar
+    assert coverage(weights, stems) == pytest.approx(19 / 35)
+    # of what one note can answer of it (its 3 heaviest words), most
+    assert coverage(weights, stems, heaviest=3) == pytest.approx(19 / 27)
+    assert coverage(weights, stems, heaviest=2) == 1.0  # capped
+    assert coverage(weights, stems, heaviest=10) == coverage(weights, stems)  # a short query
+
+
+PROJECT_NOTES = [
+    "When the server restarts, websocket clients reconnect with reconnectWithBackoff from "
+    "lib/socket.ts; never call connect in a loop.",
+    "Pull requests are reviewed by the team within a day, and the CI has to be green.",
+    "The server logs go to the console in development and to a file in production.",
+    "Clients should show a friendly message to the user when something fails, not a stack trace.",
+    "Run the tests with pnpm test before you push, and fix the lint errors it reports.",
+    "Release notes are written by the person who merges the change into the main branch.",
+    "The browser bundle is built with vite; keep the size under 200 kB.",
+    "Docs live in the docs folder and are published when a release is tagged.",
+]
+TASK_PROMPT = (
+    "Fix the websocket client so that it reconnects after the server restarts, and show the "
+    "user a message in the browser while it is waiting for the connection to come back during "
+    "a deploy"
+)
+
+
+def test_a_task_prompt_keeps_the_note_that_holds_its_rarest_words_in_hybrids_top(
+    store, fake_embedder
+):
+    """A task prompt of fifteen topic words asks several things; the note holding its three
+    rarest ones (websocket, reconnect, restarts) is BM25's best match, and hybrid keeps it in
+    its top 3 even in a small store where the vector side leads on short questions."""
+    ids = [
+        service.add_memory(store, text, sync=False, dedup=False, force=True).memory.id
+        for text in PROJECT_NOTES
+    ]
+    service.sync_index(store)
+
+    def top(mode: str) -> list[str]:
+        asked = service.RecallRequest(store, TASK_PROMPT, k=3, mode=mode, min_relevance=0)
+        return [hit.id for hit in service.recall(asked).hits]
+
+    assert top("bm25")[0] == ids[0]
+    assert ids[0] not in top("vector")  # the stand-in embedder weighs every shared word alike
+    assert ids[0] in top("hybrid")

@@ -133,12 +133,27 @@ def matched_terms(weights: Mapping[str, float], stems: AbstractSet[str]) -> list
     return [term for term in weights if stem(term) in stems]
 
 
-def coverage(weights: Mapping[str, float], stems: AbstractSet[str]) -> float:
-    """Share of the query's weight whose words the text contains (0 when nothing matches)."""
-    total = sum(weights.values())
+def coverage(
+    weights: Mapping[str, float], stems: AbstractSet[str], heaviest: int | None = None
+) -> float:
+    """Share of the query's weight whose words the text contains (0 when nothing matches).
+
+    With `heaviest`, the share of the weight of the query's `heaviest` heaviest words (capped
+    at 1): how much a text holds of what a long prompt can ask of one memory (see query_span)."""
+    total = query_span(weights, heaviest)
     if total <= 0:
         return 0.0
-    return sum(weights[term] for term in matched_terms(weights, stems)) / total
+    return min(sum(weights[term] for term in matched_terms(weights, stems)) / total, 1.0)
+
+
+def query_span(weights: Mapping[str, float], heaviest: int | None = None) -> float:
+    """The weight one memory can hold of the query: all of it, or its `heaviest` heaviest
+    words'. Why a cap: a task prompt of twenty words asks several things, each answered by
+    another note; the note that holds its three rarest words matches as well as one holding a
+    five-word question whole, yet holds a small share of the prompt's weight."""
+    if heaviest is None or heaviest >= len(weights):
+        return sum(weights.values())
+    return sum(sorted(weights.values(), reverse=True)[: max(heaviest, 0)])
 
 
 def coverage_with_time(cover: float) -> float:

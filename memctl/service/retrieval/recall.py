@@ -180,7 +180,9 @@ def _search(
     if trace is not None:
         trace.query = parsed.to_dict()
 
-    retrieved = Retrieved.of(vector_rows, text_rows, identifier_rows, weights, store_size)
+    retrieved = Retrieved.of(
+        vector_rows, text_rows, identifier_rows, weights, store_size, parsed.cjk
+    )
     chunk_scores, top_single = fuse(retrieved, settings)
     if trace is not None:
         trace.record("fusion", Candidates.best_chunks(chunk_scores, retrieved).scores)

@@ -74,6 +74,7 @@ class Retrieved:
     chunk_rows: dict[ChunkKey, dict]
     weights: dict[str, float]
     store_size: int
+    cjk: bool = False  # the query is mostly in a CJK script
 
     @classmethod
     def of(
@@ -83,11 +84,12 @@ class Retrieved:
         identifier_rows: list[dict],
         weights: dict[str, float],
         store_size: int,
+        cjk: bool = False,
     ) -> Retrieved:
         chunk_rows: dict[ChunkKey, dict] = {}
         for row in [*(vector_rows or ()), *(text_rows or ()), *identifier_rows]:
             chunk_rows.setdefault(chunk_key(row), row)  # Why first wins: the vector side's row
-        return cls(vector_rows, text_rows, identifier_rows, chunk_rows, weights, store_size)
+        return cls(vector_rows, text_rows, identifier_rows, chunk_rows, weights, store_size, cjk)
 
     def sources(self) -> dict[str, set[str]]:
         """Each memory's retrievers: vector, bm25, identifier."""
@@ -209,8 +211,14 @@ def fuse(retrieved: Retrieved, settings: RecallSettings) -> tuple[dict[ChunkKey,
         }
         normalized[-1] = lexical_ties(normalized[-1], matched, weights, settings.coverage_full)
     if fusion == "adaptive" and len(lists) == 2:
+        # Why not in CJK: a Chinese sentence is cut into many overlapping character pairs, so
+        # its heaviest few are crumbs of several words, not the few things a long prompt asks.
+        span = None if retrieved.cjk else settings.coverage_words
         best_coverage = max(
-            (coverage(weights, text_stems(chunk_rows[key]["text"])) for key, _ in lists[1][:5]),
+            (
+                coverage(weights, text_stems(chunk_rows[key]["text"]), span)
+                for key, _ in lists[1][:5]
+            ),
             default=0.0,
         )
         evidence = adaptive_weights(
@@ -447,7 +455,8 @@ PIPELINE: tuple[Stage, ...] = (
         CHUNKS,
         "each side's scores over their standard deviation, weighted; `adaptive` scales each "
         "weight by its evidence for this query (BM25 by the share of the query its best match "
-        "holds above `coverage_chance`, cut below `coverage_full`; vector by how far its top "
+        "holds above `coverage_chance`, cut below `coverage_full`, of the weight of the "
+        "query's `coverage_words` heaviest words unless it is CJK; vector by how far its top "
         "cosine stands out, `peak_gain`), fully in a small store and less as it grows; a "
         "word-frequency prior blends into BM25 in a small store (`prior_half_size`); the "
         "memories holding the most of the query's words tie on the lexical side "
@@ -458,6 +467,7 @@ PIPELINE: tuple[Stage, ...] = (
             "vector_weight",
             "coverage_chance",
             "coverage_full",
+            "coverage_words",
             "peak_gain",
             "prior_half_size",
             "lexical_ties",
