@@ -687,7 +687,11 @@ def embed_batched(texts: list[str], settings, progress: Progress | None = None) 
     """Vectors for texts to store, in their order: a few through the light path, more in
     batches of texts of similar length (a batch is padded to its longest text) bounded by
     BATCH_TOKENS (the model's memory grows with batch size x padded length)."""
-    from memctl.integrations.query_embedder import FEW_TEXTS, embed_documents
+    from memctl.integrations.query_embedder import (
+        FEW_TEXTS,
+        embed_documents,
+        end_of_embedding_pass,
+    )
 
     # Why: a few texts go through the light path (no fastembed import, see embed_documents).
     few = len(texts) <= FEW_TEXTS
@@ -702,6 +706,7 @@ def embed_batched(texts: list[str], settings, progress: Progress | None = None) 
         done += len(batch)
         if progress:
             progress(done, len(texts))
+    end_of_embedding_pass()
     return vectors
 
 
