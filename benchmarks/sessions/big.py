@@ -49,6 +49,7 @@ if line in text:
 print(root)
 """
 
+
 def big_transcript(megabytes: float = 4.0, where: Path | None = None) -> Path:
     """The joined transcript (built once, then reused from the cache)."""
     limit = int(megabytes * 1024 * 1024)
@@ -200,7 +201,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--memctl",
         action="append",
         metavar="DIR",
-        help="a checkout whose memctl to run (repeatable; default: this one)",
+        help="a checkout whose memctl to run, DIR or DIR@RUNS (repeatable; default: this one)",
     )
     parser.add_argument("--transcript", metavar="FILE", help="ingest this JSONL file instead")
     parser.add_argument("--no-recall", action="store_true", help="skip the recall after ingest")
@@ -208,16 +209,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _checkout(spec: str, runs: int) -> tuple[Path, int]:
+    """`DIR` or `DIR@N` (N runs of that checkout instead of --runs: a slow old one)."""
+    where, _, times = spec.partition("@")
+    return Path(where).resolve(), int(times) if times else runs
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     transcript = Path(args.transcript).resolve() if args.transcript else big_transcript(args.mb)
     print(f"transcript: {transcript} ({transcript.stat().st_size:,} bytes)", file=sys.stderr)
-    checkouts = [Path(d).resolve() for d in args.memctl or [str(ROOT)]]
-    runs: dict[str, list[dict[str, Any]]] = {str(c): [] for c in checkouts}
+    checkouts = [_checkout(d, args.runs) for d in args.memctl or [str(ROOT)]]
+    runs: dict[str, list[dict[str, Any]]] = {str(c): [] for c, _ in checkouts}
     with tempfile.TemporaryDirectory(prefix="memctl-big-") as tmp:
         # Why interleaved: load on a shared machine drifts; each checkout sees the same drift.
-        for number in range(args.runs):
-            for checkout in checkouts:
+        for number in range(max(n for _, n in checkouts)):
+            for checkout, times in checkouts:
+                if number >= times:
+                    continue
                 result = one_run(checkout, transcript, Path(tmp), recall=not args.no_recall)
                 runs[str(checkout)].append(result)
                 print(f"[{number + 1}/{args.runs}] {checkout}: {result}", file=sys.stderr)

@@ -687,11 +687,7 @@ def embed_batched(texts: list[str], settings, progress: Progress | None = None) 
     """Vectors for texts to store, in their order: a few through the light path, more in
     batches of texts of similar length (a batch is padded to its longest text) bounded by
     BATCH_TOKENS (the model's memory grows with batch size x padded length)."""
-    from memctl.integrations.query_embedder import (
-        FEW_TEXTS,
-        embed_documents,
-        end_of_embedding_pass,
-    )
+    from memctl.integrations.query_embedder import FEW_TEXTS, embed_documents
 
     # Why: a few texts go through the light path (no fastembed import, see embed_documents).
     few = len(texts) <= FEW_TEXTS
@@ -706,7 +702,6 @@ def embed_batched(texts: list[str], settings, progress: Progress | None = None) 
         done += len(batch)
         if progress:
             progress(done, len(texts))
-    end_of_embedding_pass()
     return vectors
 
 
@@ -725,6 +720,9 @@ def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel, 
         embedded = embed_batched(texts, model_settings(store, model), progress)
         vectors = dict(zip(todo, embedded, strict=True))
         report.embedded = len(todo)
+    from memctl.integrations.query_embedder import end_of_embedding_pass
+
+    end_of_embedding_pass()  # Why: a bulk writer may let the model go before the rows are written
     rows = [
         _row(memory, relpath, text, ehash, chunk)
         for relpath, memory, text, _, ehash, chunk in pending
