@@ -122,10 +122,11 @@ class OnnxQueryEmbedder:
             threads = settings.threads or _session_threads
             self._session = _session(settings.model, threads, fold_constants=True)
         else:
-            self._session = _session(settings.model, settings.threads)
+            threads = settings.threads
+            self._session = _session(settings.model, threads)
         self._query_session = self._session
         self._inputs = {node.name for node in self._session.get_inputs()}
-        self._recent = _recent_vectors(settings)
+        self._recent = _recent_vectors((settings.model, _one_thread, threads))
 
     def embed(self, texts: Sequence[str]) -> ports.Vectors:
         """One vector per text, each run alone (no padding): for a handful of texts."""
@@ -170,14 +171,15 @@ class OnnxQueryEmbedder:
 
 
 _RECENT_LOCK = threading.Lock()
-_RECENT: dict[str, OrderedDict[str, ports.Vector]] = {}
+_RECENT: dict[tuple, OrderedDict[str, ports.Vector]] = {}
 
 
-def _recent_vectors(settings: EmbeddingSettings) -> OrderedDict[str, ports.Vector]:
-    """The last texts this process embedded with the model, kept when a session is let go
-    (one_bulk_session): every session of a model gives the same bits for a text."""
+def _recent_vectors(kind: tuple) -> OrderedDict[str, ports.Vector]:
+    """The last texts this process embedded with sessions of one kind (model, folded, threads),
+    kept when a session is let go (one_bulk_session): such sessions give the same bits for a
+    text; another thread count may differ in the last bits."""
     with _RECENT_LOCK:
-        return _RECENT.setdefault(settings.model, OrderedDict())
+        return _RECENT.setdefault(kind, OrderedDict())
 
 
 def _session(model: str, threads: int | None, fold_constants: bool = False):
