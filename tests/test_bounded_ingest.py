@@ -162,7 +162,9 @@ def test_consolidation_weighs_the_vectors_its_caller_embedded_without_embedding_
         done = compact(store, now=T0, sync=False, known_vectors=known)
 
     assert len(fake_embedder.texts) == embedded  # nor did consolidation embed anything
-    assert [c.group.ids for c in done.consolidations] == [c.group.ids for c in planned.consolidations]
+    assert [c.group.ids for c in done.consolidations] == [
+        c.group.ids for c in planned.consolidations
+    ]
 
 
 def test_without_enough_episodes_there_is_nothing_to_embed_for_consolidation(store, fake_embedder):
@@ -187,8 +189,50 @@ def test_a_bulk_session_let_go_before_the_index_write_stores_the_same_vectors(st
         sync_index(store)
         assert not query_embedder._light_loaded()  # let go once the sync had its vectors
     table = open_index(store).scan(["text", "vector"])
-    stored = dict(zip(table.column("text").to_pylist(), table.column("vector").to_pylist()))
+    texts_and_vectors = zip(
+        table.column("text").to_pylist(), table.column("vector").to_pylist(), strict=True
+    )
+    stored = dict(texts_and_vectors)
     with query_embedder.one_bulk_session():  # a session of the same kind, never let go
         again = query_embedder.get_query_embedder(concrete(EmbeddingSettings()))
         for text, vector in stored.items():
             assert np.array_equal(np.asarray(vector, dtype=np.float32), again.embed([text])[0])
+
+
+def test_a_queued_transcript_is_listed_until_its_job_runs_and_then_nothing_is_pending(
+    store, fake_embedder, tmp_path, monkeypatch
+):
+    from memctl.agents.claude_code import normalize_payload
+    from memctl.agents.claude_code_events import (
+        capture_transcript,
+        pending_ingests,
+        run_ingest_job,
+    )
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    folder = Path.home() / ".claude" / "projects" / "-project"
+    folder.mkdir(parents=True)
+    store = configure(store, "hooks:\n  background: true\n")
+    transcript = _transcript(folder / "s-later.jsonl", conversation(8))
+    payload = normalize_payload(
+        json.dumps(
+            {
+                "hook_event_name": "SessionEnd",
+                "session_id": "s-later",
+                "transcript_path": str(transcript),
+                "cwd": str(store.root.parent),
+            }
+        )
+    )
+    started: list[list[str]] = []
+    capture_transcript(store, payload, final=True, spawn=lambda argv, cwd: started.append(argv))
+
+    pending = pending_ingests(store)  # what `memctl hooks status` lists
+    assert [(p["session_id"], p["state"]) for p in pending] == [("s-later", "queued")]
+    assert started[0][-1] == pending[0]["job"]
+    assert _episodes(store) == []  # nothing done yet, nothing dropped either
+
+    run_ingest_job(store, Path(pending[0]["job"]))  # what the detached `memctl hook ingest` runs
+    assert pending_ingests(store) == []
+    assert _episodes(store)
+    assert read_meta(store.state_dir, "s-later").ended
