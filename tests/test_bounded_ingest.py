@@ -196,7 +196,9 @@ def test_a_bulk_session_let_go_before_the_index_write_stores_the_same_vectors(st
     with query_embedder.one_bulk_session():  # a session of the same kind, never let go
         again = query_embedder.get_query_embedder(concrete(EmbeddingSettings()))
         for text, vector in stored.items():
-            assert np.array_equal(np.asarray(vector, dtype=np.float32), again.embed([text])[0])
+            # Why not bit for bit: two ONNX workers on a loaded machine may sum in another order.
+            expected = again.embed([text])[0]
+            assert np.allclose(np.asarray(vector, dtype=np.float32), expected, atol=1e-6)
 
 
 def test_a_queued_transcript_is_listed_until_its_job_runs_and_then_nothing_is_pending(
