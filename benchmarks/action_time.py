@@ -215,10 +215,11 @@ class Sessions:
         action.code_tree = code_tree
 
     def _run_sessions(self) -> None:
+        from memctl.agents.action_events import action_request
         from memctl.agents.claude_code import HookPayload
         from memctl.agents.claude_code_events import prompt_context, session_start_context
         from memctl.core.language.tokens import estimate_tokens
-        from memctl.service.retrieval.action import ActionRequest, action_recall
+        from memctl.service.retrieval.action import action_recall
         from memctl.store.hook_state import load_session_state
 
         self.sessions: dict[str, dict[str, tuple[list[str], str]]] = {}
@@ -237,22 +238,15 @@ class Sessions:
             prompt = prompt_context(store, payload("UserPromptSubmit", prompt=task["prompt"]), user)
             shown = list(load_session_state(store, session).get("shown") or [])
             prompted = [i for i in shown if i not in started]
-            settings = store.settings.hooks
             stores = [("project", store)] + ([("user", user)] if user is not None else [])
             acted: list[str] = []
             acted_blocks: list[str] = []
             for path in task["touched"]:
                 began = time.perf_counter()
-                result = action_recall(
-                    stores,
-                    ActionRequest(
-                        paths=(path,),
-                        exclude=frozenset(started + prompted + acted),
-                        budget=settings.action_budget,
-                        k=settings.action_k,
-                        min_relevance=settings.action_min_relevance,
-                    ),
+                request = action_request(
+                    store, (path,), shown=frozenset(started + prompted + acted)
                 )
+                result = action_recall(stores, request)
                 self.report["action_ms"].append((time.perf_counter() - began) * 1000)
                 acted.extend(i.id for i in result.items if i.id not in acted)
                 self.report.setdefault("details", []).extend(

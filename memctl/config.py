@@ -169,6 +169,8 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     # A memory this relevant is injected without a store-rare word shared with the prompt: it
     # clearly answers it, even when every memory speaks of the prompt's topic. 1: never.
     prompt_sure_relevance: float = setting(0.85, at_least=0, at_most=1)
+    # Files a prompt names: at most this many memories anchored to them or naming them
+    prompt_named_k: int = setting(0, at_least=0)
     background: bool = setting(True)  # PreCompact/SessionEnd ingest in a detached process
     compact_on_end: bool = setting(True)  # SessionEnd also runs `memctl compact`
     # With no LLM: at Stop, ask the agent once per session to record what is worth keeping
@@ -179,7 +181,14 @@ class HooksSettings:  # coding-agent hooks (memctl hook claude-code ...); budget
     action_budget: int = setting(300, at_least=1)
     action_k: int = setting(1, at_least=0)
     action_min_relevance: float | None = setting(0.6, at_least=0, at_most=1)
+    # ... and at most action_named_k memories whose text names the file (its path, a folder
+    # it sits in, its name or stem) by a name at most action_named_share of the store holds.
+    action_named_k: int = setting(2, at_least=0)
+    action_named_share: float = setting(0.05, at_least=0, at_most=1)
     always_budget: int = setting(300, at_least=0)  # session start: `apply: always` memories
+    # Session start: at most this many of the latest episodes (one line each), so a store
+    # that learned from months of work still spends its start on rules and facts.
+    session_start_episodes: int = setting(1, at_least=0)
     # Where a hook's `transcript_path` may point (Claude Code keeps them here); `~` is home.
     transcript_folders: tuple[str, ...] = setting(("~/.claude/projects",))
 

@@ -55,12 +55,11 @@ def tool_call(payload: HookPayload) -> tuple[str, tuple[str, ...], tuple[str, ..
 
 def action_context(store: Store, payload: HookPayload, user_store: Store | None = None) -> str:
     """The block to add before this tool call; "" when nothing is anchored or relevant."""
-    from memctl.service.retrieval.action import ActionRequest, action_recall, relative_paths
+    from memctl.service.retrieval.action import action_recall, relative_paths
 
     tool, paths, commands, text = tool_call(payload)
     if not (paths or commands):
         return ""
-    settings = store.settings.hooks
     stores = _stores(store, user_store)
     if tool in CHANGING_TOOLS:
         from memctl.service.anchoring import project_of
@@ -69,23 +68,38 @@ def action_context(store: Store, payload: HookPayload, user_store: Store | None 
         touched = relative_paths(project_of(store)[0], paths)
         later(lambda: record_touch(store, payload.session_id, touched))
     shown = frozenset(load_session_state(store, payload.session_id).get("shown") or ())
-    result = action_recall(
-        stores,
-        ActionRequest(
-            paths=paths,
-            commands=commands,
-            text=text[:4000],
-            exclude=shown,
-            budget=settings.action_budget,
-            k=settings.action_k,
-            min_relevance=settings.action_min_relevance,
-            include_private=shares_private(store),
-        ),
-    )
+    request = action_request(store, paths, commands, text, shown)
+    result = action_recall(stores, request)
     if result.shown:
         later(lambda: _note_shown(store, payload, result.shown))
         later(lambda: record(store, payload, result.shown, result.markdown))
     return result.markdown
+
+
+def action_request(
+    store: Store,
+    paths: tuple[str, ...],
+    commands: tuple[str, ...] = (),
+    text: str = "",
+    shown: frozenset[str] = frozenset(),
+):
+    """The action-time request for a tool call, with the store's hook settings; `shown`: the
+    ids already shown in this session (never shown twice)."""
+    from memctl.service.retrieval.action import ActionRequest
+
+    settings = store.settings.hooks
+    return ActionRequest(
+        paths=paths,
+        commands=commands,
+        text=text[:4000],
+        exclude=shown,
+        budget=settings.action_budget,
+        k=settings.action_k,
+        named=settings.action_named_k,
+        named_share=settings.action_named_share,
+        min_relevance=settings.action_min_relevance,
+        include_private=shares_private(store),
+    )
 
 
 def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> None:
@@ -158,11 +172,10 @@ def whole_store_block(
         if memory.extra.get("superseded_by"):
             continue
         found.append(_Always(memory.id, memory.display_title, memory.type, memory, "project"))
-    found.sort(key=lambda item: _whole_order(item.memory))
     gates = gates_for({"project": store})
+    kept = sorted(injectable(found, gates), key=lambda pair: _whole_order(*pair))
     items = [
-        BlockItem(item.id, item.title, item.type, item.memory.body, origin)
-        for item, origin in injectable(found, gates)
+        BlockItem(item.id, item.title, item.type, item.memory.body, origin) for item, origin in kept
     ]
     if not items:
         return None
@@ -177,10 +190,10 @@ def whole_store_block(
     return one_fence(block.markdown, rules), block.shown + rule_ids
 
 
-def _whole_order(memory: Any) -> tuple:
-    kind = memory.type if memory.type in _TYPE_ORDER else "semantic"
-    always = memory.extra.get("apply") == "always"
-    return (not always, _TYPE_ORDER.index(kind), -float(memory.importance or 0), memory.id)
+def _whole_order(item: _Always, origin: str) -> tuple:
+    """`apply: always` first, the user's corrections first among them (_rule_order)."""
+    always = item.memory.extra.get("apply") == "always"
+    return (not always, *_rule_order(item, origin), item.id)
 
 
 def always_block(
@@ -215,12 +228,21 @@ def always_block(
     if not found:
         return "", ()
     gates = gates_for(dict(_stores(store, user_store)))
+    kept = sorted(injectable(found, gates), key=lambda pair: _rule_order(*pair))
     items = [
-        BlockItem(hit.id, hit.title, hit.type, hit.memory.body, origin)
-        for hit, origin in injectable(found, gates)
+        BlockItem(hit.id, hit.title, hit.type, hit.memory.body, origin) for hit, origin in kept
     ]
     block = fit_block(ALWAYS_HEADING, items, budget)
     return block.markdown, block.shown
+
+
+def _rule_order(rule: _Always, origin: str) -> tuple:
+    """The user's own corrections and standing requests first (a preference or procedure in
+    their words): what a person should never have to say twice; then by type and importance."""
+    memory = rule.memory
+    kind = memory.type if memory.type in _TYPE_ORDER else "semantic"
+    correction = origin == "user" and kind in ("preference", "procedural")
+    return (not correction, _TYPE_ORDER.index(kind), -float(memory.importance or 0))
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from memctl.core.recall.hook_blocks import BlockItem, fit_block, is_trivial_prom
 from memctl.service.after_reply import later
 from memctl.service.privacy import shares_private
 from memctl.service.provenance import gates_for, injectable
-from memctl.service.retrieval.context import context_block
+from memctl.service.retrieval.context import ContextShape, context_block
 from memctl.service.retrieval.prompt_selection import rare_term_hits
 from memctl.store.files import atomic_write
 from memctl.store.forget_journal import journal_path
@@ -81,7 +81,11 @@ def session_start_context(
     else:
         rules, rule_ids = always_block(store, user_store, always_budget)
         markdown, shown = context_block(
-            store, budget - estimate_tokens(rules), payload.session_id, user_store=user_store
+            store,
+            budget - estimate_tokens(rules),
+            payload.session_id,
+            user_store=user_store,
+            shape=ContextShape(store.settings.hooks.session_start_episodes, compact=True),
         )
         shown = rule_ids + tuple(i for i in shown if i not in rule_ids)
         markdown = one_fence(rules, markdown)
@@ -123,8 +127,10 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
 
     shown = set(load_session_state(store, payload.session_id).get("shown") or ())
     shown |= not_automatic(store, user_store)
+    named = files_named(store, stores, request.query, frozenset(shown))
+    shown |= {item.id for item in named}
     hits = rare_term_hits(
-        (hit for hit in hits if hit.id not in shown),
+        task_hits((hit for hit in hits if hit.id not in shown), request.query, settings),
         request.query,
         dict(stores),
         settings.prompt_min_rarity,
@@ -132,7 +138,7 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
     )
     gates = gates_for({"project": store, "user": user_store})
     fresh = injectable(hits, gates)
-    items = [
+    items = named + [
         BlockItem(h.id, h.title, h.type, h.body, origin, h.date or "") for h, origin in fresh[:k]
     ]
     block = fit_block(PROMPT_HEADING, items, settings.prompt_budget)
@@ -142,6 +148,53 @@ def prompt_context(store: Store, payload: HookPayload, user_store: Store | None 
         later(lambda: _note_shown(store, payload, block.shown))
         later(lambda: record(store, payload, block.shown, block.markdown))
     return block.markdown
+
+
+def files_named(
+    store: Store, stores: list[tuple[str, Store]], prompt: str, shown: frozenset[str]
+) -> list[BlockItem]:
+    """The memories for the files a prompt names (`fix ListIssues in pkg/github/issues.go`):
+    those anchored to them and those whose text names them or their folders, as the action-time
+    hook would give them for those files; at most hooks.prompt_named_k, none already shown."""
+    from memctl.core.recall.named_paths import paths_in
+    from memctl.service.retrieval.action import ActionRequest, action_recall
+
+    settings = store.settings.hooks
+    files = paths_in(prompt) if settings.prompt_named_k > 0 else ()
+    if not files:
+        return []
+    result = action_recall(
+        stores,
+        ActionRequest(
+            paths=files,
+            exclude=shown,
+            budget=settings.prompt_budget,
+            named=settings.prompt_named_k,
+            named_share=settings.action_named_share,
+            matches=False,
+            include_private=shares_private(store),
+        ),
+    )
+    return [BlockItem(i.id, i.title, i.type, i.body, i.origin) for i in result.items][
+        : settings.prompt_named_k
+    ]
+
+
+def task_hits(hits, prompt: str, settings) -> list:
+    """Recall's hits for a prompt, episodes last: a task prompt needs the project's rules and
+    facts, not what happened once; an episode stays only when it clearly answers the prompt
+    (hooks.prompt_sure_relevance) or the prompt asks about the past ("last time", "yesterday",
+    "上次")."""
+    from memctl.core.recall.hook_blocks import asks_about_past
+
+    hits = list(hits)
+    if asks_about_past(prompt):
+        return hits
+    durable = [hit for hit in hits if hit.type != "episodic"]
+    sure = settings.prompt_sure_relevance
+    return durable + [
+        hit for hit in hits if hit.type == "episodic" and (hit.relevance or 0.0) >= sure
+    ]
 
 
 def _note_shown(store: Store, payload: HookPayload, ids: tuple[str, ...]) -> None:

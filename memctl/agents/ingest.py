@@ -16,6 +16,7 @@ from memctl.config import Store
 from memctl.core.errors import MemctlError
 from memctl.core.files.memory import parse_time
 from memctl.core.learning.conversation import ToolCall, Turn, home_as_tilde
+from memctl.core.learning.episodes import refuted_turns
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
 from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, read_input_file
@@ -103,7 +104,14 @@ def _ingest(
                     session,
                 )
             )
-        report.episodes.extend(_buffer_turns(store, session, session_id, turns, done, state))
+        # Why the whole transcript: a claim the user refutes a few turns later may sit in an
+        # earlier stretch of the buffer, folded into its own episode before the refutation.
+        # Only claims said to be false: "why did you ...?" objects to an action, and the work
+        # reported before it, folded already, stays.
+        refuted = refuted_turns(turns, claims_only=True)
+        report.episodes.extend(
+            _buffer_turns(store, session, session_id, turns, done, state, refuted)
+        )
         if final:
             report.episodes.extend(_end(store, session, report))
             report.ended = True
@@ -210,21 +218,33 @@ def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
 
 
 def _buffer_turns(
-    store: Store, session: str, session_id: str, turns: list[Turn], done: int, state: dict
+    store: Store,
+    session: str,
+    session_id: str,
+    turns: list[Turn],
+    done: int,
+    state: dict,
+    skipped: set[int] | frozenset[int] = frozenset(),
 ) -> list[str]:
-    """The turns after the first `done` into the session buffer, all at once; the hook state
-    says how many are on disk each time the buffer is written (a retry resumes there)."""
+    """The turns after the first `done`, but the `skipped` ones, into the session buffer all at
+    once; the hook state says how many of the transcript's turns are taken each time the buffer
+    is written (a retry resumes there)."""
     from memctl.service.lifecycle.session import add_turns
 
+    kept = [index for index in range(done, len(turns)) if index not in skipped]
+
     def saved(count: int) -> None:
-        state["turns_ingested"] = done + count
+        # Why the next kept turn's index: the skipped turns before it are taken too.
+        state["turns_ingested"] = kept[count] if count < len(kept) else len(turns)
         save_session_state(store, session_id, state)
 
     new = []
-    for turn in turns[done:]:
-        when = parse_time(turn.timestamp)
-        new.append((turn.role, turn.content, when.timestamp() if when else None))
+    for index in kept:
+        when = parse_time(turns[index].timestamp)
+        new.append((turns[index].role, turns[index].content, when.timestamp() if when else None))
     folds = add_turns(store, session, new, agent=AGENT, sync=False, saved=saved)
+    if not kept and done < len(turns):
+        saved(0)
     return [fold.episode_id for fold in folds if fold.episode_id]
 
 

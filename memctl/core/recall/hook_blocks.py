@@ -25,6 +25,20 @@ _ACKNOWLEDGEMENT = re.compile(
 )
 
 
+_PAST = re.compile(
+    r"\b(?:last time|last session|previous(?:ly)?|earlier|yesterday|ago|did (?:we|i|you)|"
+    r"have (?:we|i|you)|we (?:did|tried|decided|agreed|discussed|chose|changed|fixed)|"
+    r"what happened|history|remind me|recall|remember)\b|上次|之前|昨天|以前|曾经|记得|历史",
+    re.IGNORECASE,
+)
+
+
+def asks_about_past(prompt: str) -> bool:
+    """The prompt asks about earlier work ("what did we decide last time?"), so what happened
+    once (an episode) may be the answer; a task prompt ("add a test for X") needs rules."""
+    return _PAST.search(prompt) is not None
+
+
 def is_trivial_prompt(prompt: str, min_chars: int = 12) -> bool:
     """Prompts that need no memories: acknowledgements, slash commands, a word or two."""
     text = " ".join(prompt.split())

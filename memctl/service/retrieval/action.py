@@ -41,6 +41,8 @@ class ActionRequest:
     exclude: frozenset[str] = frozenset()  # ids already shown in this session
     budget: int = 300  # tokens
     k: int = 2  # best matches added after the anchored memories
+    named: int = 0  # memories whose text names the file (core.recall.named_paths), at most
+    named_share: float = 0.05  # a name held by more of the store than this says nothing
     min_relevance: float | None = 0.5  # floor for those matches; None: recall's own
     matches: bool = True  # False: anchored memories only
     include_private: bool = False
@@ -162,8 +164,10 @@ def action_recall(stores: Stores, request: ActionRequest) -> ActionResult:
                 continue
             (stale if item.stale else anchored).append(item)
             taken.add(entry.id)
+    named = _named(stores, request, paths, taken, project)
+    taken.update(item.id for item in named)
     matched = _matches(stores, request, paths, taken, project) if request.matches else []
-    return _fit(_not_quarantined(stores, anchored + matched), stale, request.budget)
+    return _fit(_not_quarantined(stores, anchored + named + matched), stale, request.budget)
 
 
 def _not_quarantined(stores: Stores, items: list[ActionItem]) -> list[ActionItem]:
@@ -196,6 +200,51 @@ def _item(store: Store, label: str, entry: AnchorEntry, via: str, why: str) -> A
         memory=memory,
         path=str(store.root / entry.relpath),
     )
+
+
+def _named(
+    stores: Stores, request: ActionRequest, paths: tuple[str, ...], taken: set[str], project: str
+) -> list[ActionItem]:
+    """Up to `request.named` durable memories whose text names one of the files (its path, a
+    folder it sits in, its name or stem): the rule written about `.changeset/` for a file
+    created there. Not one already taken, `apply: manual`, superseded, private unless shared,
+    or another project's."""
+    from memctl.core.codebase.anchors import APPLY_KEY, PROJECT_KEY
+    from memctl.service.retrieval.named import memories_naming
+
+    if request.named <= 0 or not paths:
+        return []
+    out: list[ActionItem] = []
+    for label, store in stores:
+        for memory_id, relpath in memories_naming(store, paths, request.named_share):
+            if memory_id in taken or len(out) >= request.named:
+                continue
+            try:
+                memory = read_memory_kept(store.root, relpath, max_file_bytes(store))
+            except Exception:  # noqa: BLE001 - a file gone or broken since the index was read
+                continue
+            extra = memory.extra
+            if (
+                extra.get(APPLY_KEY) == "manual"
+                or extra.get("superseded_by")
+                or extra.get(PROJECT_KEY) not in (None, project)
+                or (memory.scope == "private" and not request.include_private)
+            ):
+                continue
+            out.append(
+                ActionItem(
+                    memory.id,
+                    memory.display_title,
+                    memory.type,
+                    agent_body(memory.body),
+                    label,
+                    "named",
+                    memory=memory,
+                    path=str(store.root / relpath),
+                )
+            )
+            taken.add(memory_id)
+    return out
 
 
 def path_query(paths: tuple[str, ...], text: str) -> str:

@@ -41,6 +41,16 @@ SEMANTIC_HITS = 5  # seeds: episodes top 3, knowledge top 5
 LEVEL_NAMES = ("full", "short", "left out")
 
 
+@dataclass(frozen=True)
+class ContextShape:
+    """How much of what a context block shows, beyond its budget: `memctl context` shows the
+    latest RECENT_EPISODES episodes and each memory's details; the session start (`compact`)
+    fewer episodes and one short line per fact (type, id and origin; no confidence or date)."""
+
+    recent_episodes: int = RECENT_EPISODES
+    compact: bool = False
+
+
 @dataclass
 class ContextResult:
     markdown: str
@@ -153,8 +163,10 @@ def relevant_memories(
     limit: int,
     min_relevance: float | None = None,
     include_private: bool = False,
+    recent_episodes: int = RECENT_EPISODES,
 ) -> list[Recalled]:
-    """Knowledge, semantic hits and recent episodes: deduplicated, each with where it came from.
+    """Knowledge, semantic hits and up to `recent_episodes` recent episodes: deduplicated, each
+    with where it came from.
 
     Hits must pass recall's relevance floor (`min_relevance`, else recall.min_relevance): a
     query nothing is about adds no memories rather than the nearest ones.
@@ -207,7 +219,7 @@ def relevant_memories(
             offer(_read(store, row["path"]), row["path"], "knowledge")
     recent = 0
     for row in _recent_episode_rows(store, include_private):
-        if recent >= RECENT_EPISODES:
+        if recent >= recent_episodes:
             break
         memory = _read(store, row["path"])
         if memory is not None and not memory.extra.get("consolidated_into"):
@@ -301,7 +313,7 @@ def _session_parts(summary: str, shown) -> list[Part]:
     return parts
 
 
-def _memory_part(rank: int, item: Recalled) -> Part:
+def _memory_part(rank: int, item: Recalled, compact: bool = False) -> Part:
     memory, origins = item.memory, item.via
     when = _day(memory)
     mine = ", user store" if item.store == "user" else ""
@@ -309,6 +321,8 @@ def _memory_part(rank: int, item: Recalled) -> Part:
         f"({memory.type}, id {memory.id}, {note_label(item.origin, when)}, "
         f"via {', '.join(origins)}{mine})"
     )
+    if compact:
+        about = f"({memory.type}, {memory.id}; {note_label(item.origin, when)}{mine})"
     # Why the text first: the metadata closes the line, so no sentence resumes after it.
     body = flatten_body(agent_body(memory.body))
     levels = [
@@ -316,14 +330,25 @@ def _memory_part(rank: int, item: Recalled) -> Part:
         f"- {memory_text(memory.display_title, body, 160)} {about}",
         "",
     ]
-    # Why apart: a recent episode found by no query is not "relevant", only recent.
+    # Why apart: a recent episode found by no query is not "relevant", only recent; and one
+    # line of it says what the last session was about (`memctl show` gives the rest).
     section = "recent" if origins == ["recent"] else "memories"
+    if section == "recent" and compact:
+        levels = levels[1:]
     return Part(section, levels, 30 - rank * 0.5, "memory", key=f"memory:{memory.id}")
 
 
-def _fact_part(rank: int, memory: Memory, gate: Gate, store: str | None = None) -> Part:
+def _fact_part(
+    rank: int, memory: Memory, gate: Gate, store: str | None = None, compact: bool = False
+) -> Part:
     text = flatten_body(neutralise(agent_body(memory.body))) or neutralise(memory.display_title)
     mine = ", user store" if store == "user" else ""
+    if compact:
+        label = note_label(gate.origin(memory), "")
+        line = f"- {clip(text, 200)} ({memory.type}, {memory.id}; {label}{mine})"
+        return Part(
+            "facts", [line, ""], 35 - rank * 0.1, "preference or fact", key=f"fact:{memory.id}"
+        )
     label = note_label(gate.origin(memory), _day(memory))
     line = f"- {clip(text, 300)} ({memory.type}, confidence {memory.confidence:g}, {label}{mine})"
     return Part("facts", [line, ""], 35 - rank * 0.1, "preference or fact", key=f"fact:{memory.id}")
@@ -336,14 +361,17 @@ def build_context(
     session_id: str | None = None,
     user_store: Store | None = None,
     include_private: bool | None = None,
+    shape: ContextShape = ContextShape(),
 ) -> ContextResult:
     """The context block and what it shows. Private memories only when shared (service.privacy);
-    `user_store`: also show its relevant memories and its preferences and profile facts."""
+    `user_store`: also show its relevant memories and its preferences and profile facts;
+    `shape`: how many recent episodes, how compact (ContextShape)."""
     from memctl.service.retrieval.index_guard import read_repairing
 
     shared = shares_private(store, include_private)
     return read_repairing(
-        store, lambda: _build_context(store, query, budget, session_id, shared, user_store)
+        store,
+        lambda: _build_context(store, query, budget, session_id, shared, user_store, shape),
     )
 
 
@@ -354,6 +382,7 @@ def _build_context(
     session_id: str | None,
     shared: bool,
     user_store: Store | None,
+    shape: ContextShape = ContextShape(),
 ) -> ContextResult:
     """`user_store`: also show its relevant memories and its preferences and profile facts."""
     from memctl.integrations.tokenizer import count_tokens, tokenizer_name
@@ -376,7 +405,7 @@ def _build_context(
     floor = settings.min_relevance  # None: each store's recall.min_relevance
     confidence = settings.min_confidence
     memories = relevant_memories(
-        store, used_query, session_id, limits[0], floor, include_private=shared
+        store, used_query, session_id, limits[0], floor, shared, shape.recent_episodes
     )
     facts = confident_facts(store, confidence, limits[1], include_private=shared)
     user_facts: set[str] = set()
@@ -387,7 +416,9 @@ def _build_context(
         here = of_this_project(store)  # another project's memories stay out
         mine = [
             m
-            for m in relevant_memories(user_store, used_query, None, limits[0], floor)
+            for m in relevant_memories(
+                user_store, used_query, None, limits[0], floor, False, shape.recent_episodes
+            )
             if here(m.memory)
         ]
         theirs = [f for f in confident_facts(user_store, confidence, limits[1] * 2) if here(f)]
@@ -401,7 +432,7 @@ def _build_context(
         parts += _task_parts(task)
     if meta is not None:
         parts += _session_parts(meta.summary, shown_turns)
-    parts += [_memory_part(rank, item) for rank, item in enumerate(memories)]
+    parts += [_memory_part(rank, item, shape.compact) for rank, item in enumerate(memories)]
     gates = {"project": gate_for(store)}
     if user_store is not None:
         gates["user"] = gate_for(user_store)
@@ -411,6 +442,7 @@ def _build_context(
             memory,
             gates["user" if memory.id in user_facts else "project"],
             "user" if memory.id in user_facts else None,
+            shape.compact,
         )
         for rank, memory in enumerate(facts)
     ]
@@ -513,6 +545,7 @@ def context_block(
     query: str | None = None,
     user_store: Store | None = None,
     include_private: bool | None = None,
+    shape: ContextShape = ContextShape(),
 ) -> tuple[str, tuple[str, ...]]:
     """The context Markdown for an agent and the ids it shows; "" when there is nothing to say."""
     result = build_context(
@@ -522,6 +555,7 @@ def context_block(
         session_id=session_id or None,
         user_store=user_store,
         include_private=include_private,
+        shape=shape,
     )
     shown = tuple(
         item["id"] for item in [*result.memories, *result.facts] if item.get("shown") != "left out"
