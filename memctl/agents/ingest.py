@@ -50,9 +50,13 @@ def ingest_transcript(
     """Feed the transcript's new turns to the session buffer and extraction; end the session
     (writing its episode) when `final`. Extraction routes what is about the person to
     `user_store`, when given; the session, its episodes and compaction stay in `store`."""
+    from memctl.integrations.query_embedder import one_bulk_session
     from memctl.service.lifecycle.episodes import word_vector_summaries
 
-    with word_vector_summaries():
+    # Why one bulk session: one text at a time through one folded ONNX session keeps the
+    # model's memory flat (fastembed's padded batches grew it by ~500 MB on a 4 MB transcript),
+    # and it is let go before the index is written (one_bulk_session).
+    with word_vector_summaries(), one_bulk_session(release_between_passes=True):
         return _ingest(store, session_id, transcript_path, final=final, user_store=user_store)
 
 
@@ -89,7 +93,6 @@ def _ingest(
         if new_turns:  # first: a retry after a failure below re-extracts, and dedup says NOOP
             # Why only calls after the turns already taken: an earlier ingest learned from those.
             since = turns[done - 1].last_line + 1 if done else 0
-            calls = [call for call in tool_calls if call.line >= since]
             report.extracted.extend(
                 _extract(
                     store,
@@ -97,7 +100,7 @@ def _ingest(
                     str(transcript_path),
                     user_store,
                     outputs_at,
-                    calls,
+                    [call for call in tool_calls if call.line >= since],
                     session,
                 )
             )
@@ -106,28 +109,37 @@ def _ingest(
         # Only claims said to be false: "why did you ...?" objects to an action, and the work
         # reported before it, folded already, stays.
         refuted = refuted_turns(turns, claims_only=True)
-        for index in range(done, len(turns)):
-            if index not in refuted:
-                report.episodes.extend(_buffer_turn(store, session, turns[index]))
-            state["turns_ingested"] = index + 1
-            save_session_state(store, session_id, state)
+        report.episodes.extend(
+            _buffer_turns(store, session, session_id, turns, done, state, refuted)
+        )
         if final:
             report.episodes.extend(_end(store, session, report))
             report.ended = True
         _mark_borrowed(store, report.episodes, tool_outputs)  # before compaction reads them
+        # Why: the transcript's text is not needed any more; what follows loads the model.
+        del turns, new_turns, tool_calls, tool_outputs, outputs_at
+        from memctl.integrations.process_memory import give_back_free_memory
         from memctl.service.retrieval.indexing import sync_index
 
+        compacting = final and store.settings.hooks.compact_on_end
+        known = {}
+        if compacting and report.episodes:
+            from memctl.service.lifecycle.compaction import consolidation_vectors
+
+            # Why now: with the model loaded for the sync, not again beside the index after it.
+            known = consolidation_vectors(store)
         if report.extracted or report.episodes:
             # Why before compaction: it reads the episodes' vectors from the index instead of
             # embedding them a second time.
-            sync_index(store)
-        if final and store.settings.hooks.compact_on_end:
-            report.knowledge.extend(_compact(store))
-            if report.knowledge:
-                sync_index(store)
+            sync_index(store, known_vectors=known)
+            give_back_free_memory()  # what the index write freed, before compaction
+        if compacting:
+            # Why no sync after: the knowledge written is indexed by the next sync (every read
+            # syncs first); loading the model again beside the index would double the peak.
+            report.knowledge.extend(_compact(store, known))
         state.setdefault("ingests", []).append(
             {
-                "turns": len(new_turns),
+                "turns": report.new_turns,
                 "final": final,
                 "episodes": report.episodes,
                 "extracted": report.extracted,
@@ -205,20 +217,35 @@ def _mark_borrowed(store: Store, episode_ids: list[str], tool_outputs) -> None:
         rewrite_memory(store, memory_id, path.relative_to(store.root).as_posix(), stamped)
 
 
-def _buffer_turn(store: Store, session: str, turn: Turn) -> list[str]:
-    from memctl.service.lifecycle.session import add_turn
+def _buffer_turns(
+    store: Store,
+    session: str,
+    session_id: str,
+    turns: list[Turn],
+    done: int,
+    state: dict,
+    skipped: set[int] | frozenset[int] = frozenset(),
+) -> list[str]:
+    """The turns after the first `done`, but the `skipped` ones, into the session buffer all at
+    once; the hook state says how many of the transcript's turns are taken each time the buffer
+    is written (a retry resumes there)."""
+    from memctl.service.lifecycle.session import add_turns
 
-    when = parse_time(turn.timestamp)
-    result = add_turn(
-        store,
-        session,
-        turn.role,
-        turn.content,
-        agent=AGENT,
-        now=when.timestamp() if when else None,
-        sync=False,
-    )
-    return [fold.episode_id for fold in result.folds if fold.episode_id]
+    kept = [index for index in range(done, len(turns)) if index not in skipped]
+
+    def saved(count: int) -> None:
+        # Why the next kept turn's index: the skipped turns before it are taken too.
+        state["turns_ingested"] = kept[count] if count < len(kept) else len(turns)
+        save_session_state(store, session_id, state)
+
+    new = []
+    for index in kept:
+        when = parse_time(turns[index].timestamp)
+        new.append((turns[index].role, turns[index].content, when.timestamp() if when else None))
+    folds = add_turns(store, session, new, agent=AGENT, sync=False, saved=saved)
+    if not kept and done < len(turns):
+        saved(0)
+    return [fold.episode_id for fold in folds if fold.episode_id]
 
 
 def _end(store: Store, session: str, report: IngestReport) -> list[str]:
@@ -262,8 +289,9 @@ def _extract(
     return [done["id"] for done in result.applied if done.get("id") and done["action"] != "none"]
 
 
-def _compact(store: Store) -> list[str]:
+def _compact(store: Store, known_vectors: dict) -> list[str]:
     """Consolidate episodes into knowledge (`memctl compact`), now that one more has ended."""
     from memctl.service.lifecycle.compaction import compact
 
-    return [c.knowledge_id for c in compact(store, sync=False).consolidations if c.knowledge_id]
+    done = compact(store, sync=False, known_vectors=known_vectors)
+    return [c.knowledge_id for c in done.consolidations if c.knowledge_id]

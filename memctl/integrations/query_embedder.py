@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import cast
@@ -20,6 +22,7 @@ from memctl.core import ports
 from memctl.core.files.embedding import BUNDLED_MODEL
 from memctl.integrations import embedder as fastembed_side
 from memctl.integrations.embedder import (
+    RECENT_TEXTS,
     _model_file,
     concrete,
     embedder_loaded,
@@ -27,6 +30,7 @@ from memctl.integrations.embedder import (
     tokenizer_dir,
 )
 from memctl.integrations.onnx_runtime import quiet_onnxruntime
+from memctl.integrations.process_memory import give_back_free_memory
 
 MAX_TOKENS = 512
 # onnxruntime's basic graph rewrites (what its verbose log names) other than ConstantFolding:
@@ -50,6 +54,7 @@ BASIC_REWRITES_BUT_FOLDING = (
 )
 _one_thread = False  # see run_on_one_thread()
 _session_threads: int | None = 1  # its ONNX threads when the settings leave them open
+_release_after_pass = False  # see one_bulk_session()
 
 
 def run_on_one_thread() -> None:
@@ -69,19 +74,32 @@ def run_on_one_thread() -> None:
 
 
 @contextlib.contextmanager
-def one_bulk_session() -> Iterator[None]:
-    """For a one-shot bulk write (`memctl import`): while inside, documents are embedded through
-    one folded session on every core, not fastembed's batches, whose ONNX arena holds the
-    largest padded batch it ever ran (~790 MB peak importing 1k notes)."""
-    global _one_thread, _session_threads
-    before = (_one_thread, _session_threads)
+def one_bulk_session(release_between_passes: bool = False) -> Iterator[None]:
+    """For a one-shot bulk write (`memctl import`, a transcript ingest): while inside, documents
+    are embedded through one folded session on every core, not fastembed's batches, whose ONNX
+    arena holds the largest padded batch it ever ran (~790 MB peak importing 1k notes).
+
+    `release_between_passes`: the session is dropped when a sync has embedded what it needed
+    (end_of_embedding_pass), before it writes its rows, so the model (~190 MB with its arena)
+    and the index's writer are never held at once; a later pass loads it again (~0.3 s)."""
+    global _one_thread, _session_threads, _release_after_pass
+    before = (_one_thread, _session_threads, _release_after_pass)
     _one_thread, _session_threads = True, None
+    _release_after_pass = release_between_passes
     _cached_query_embedder.cache_clear()
     try:
         yield
     finally:
-        _one_thread, _session_threads = before
+        _one_thread, _session_threads, _release_after_pass = before
         _cached_query_embedder.cache_clear()
+
+
+def end_of_embedding_pass() -> None:
+    """A sync has embedded every text it needed: inside one_bulk_session(release_between_passes=
+    True) the model's session is let go here (see there); elsewhere nothing happens."""
+    if _release_after_pass:
+        _cached_query_embedder.cache_clear()
+        give_back_free_memory()
 
 
 def single_session() -> bool:
@@ -104,9 +122,11 @@ class OnnxQueryEmbedder:
             threads = settings.threads or _session_threads
             self._session = _session(settings.model, threads, fold_constants=True)
         else:
-            self._session = _session(settings.model, settings.threads)
+            threads = settings.threads
+            self._session = _session(settings.model, threads)
         self._query_session = self._session
         self._inputs = {node.name for node in self._session.get_inputs()}
+        self._recent = _recent_vectors((settings.model, _one_thread, threads))
 
     def embed(self, texts: Sequence[str]) -> ports.Vectors:
         """One vector per text, each run alone (no padding): for a handful of texts."""
@@ -114,9 +134,20 @@ class OnnxQueryEmbedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        # Why the query session: in the server it is the folded one (see _session), the same
-        # bits at half the time; a handful of short texts gains little from more workers.
-        return np.stack([self._vector(text, self._query_session) for text in texts])
+        # Why remembered: a write embeds its texts to look for duplicates, then its sync embeds
+        # the same texts for the index (as the fastembed side does; the same bits either way).
+        with _RECENT_LOCK:
+            known = {t: self._recent[t] for t in texts if t in self._recent}
+        for text in dict.fromkeys(texts):
+            if text not in known:
+                # Why the query session: in the server it is the folded one (see _session), the
+                # same bits at half the time; a few short texts gain little from more workers.
+                known[text] = self._vector(text, self._query_session)
+                with _RECENT_LOCK:
+                    self._recent[text] = known[text]
+                    while len(self._recent) > RECENT_TEXTS:
+                        self._recent.popitem(last=False)
+        return np.stack([known[text] for text in texts])
 
     def embed_query(self, text: str) -> ports.Vector:
         return self._vector(text, self._query_session)
@@ -137,6 +168,18 @@ class OnnxQueryEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norm = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norm, 1e-12, None))[0].astype(np.float32)
+
+
+_RECENT_LOCK = threading.Lock()
+_RECENT: dict[tuple, OrderedDict[str, ports.Vector]] = {}
+
+
+def _recent_vectors(kind: tuple) -> OrderedDict[str, ports.Vector]:
+    """The last texts this process embedded with sessions of one kind (model, folded, threads),
+    kept when a session is let go (one_bulk_session): such sessions give the same bits for a
+    text; another thread count may differ in the last bits."""
+    with _RECENT_LOCK:
+        return _RECENT.setdefault(kind, OrderedDict())
 
 
 def _session(model: str, threads: int | None, fold_constants: bool = False):

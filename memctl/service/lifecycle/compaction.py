@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,17 +95,23 @@ class CompactReport:
 
 
 def compact(
-    store: Store, *, dry_run: bool = False, now: float | None = None, sync: bool = True
+    store: Store,
+    *,
+    dry_run: bool = False,
+    now: float | None = None,
+    sync: bool = True,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> CompactReport:
     """Sessions first (their new episodes can join a consolidation), then consolidation;
-    everything written is indexed in one sync at the end (unless `sync` is False)."""
+    everything written is indexed in one sync at the end (unless `sync` is False).
+    `known_vectors`: see consolidation_vectors."""
     now = time.time() if now is None else now
     report = CompactReport(dry_run)
     report.sessions = end_idle_sessions(
         store, now=now, dry_run=dry_run, sync=False
     ) + trim_sessions(store, dry_run=dry_run, sync=False)
     report.consolidations, report.problems = consolidate(
-        store, dry_run=dry_run, now=now, sync=False
+        store, dry_run=dry_run, now=now, sync=False, known_vectors=known_vectors
     )
     if sync and report.written and not dry_run:
         from memctl.service.retrieval.indexing import sync_index
@@ -131,7 +137,12 @@ def consolidation_candidates(memories: Sequence[tuple[str, Memory]]) -> list[tup
 
 
 def consolidate(
-    store: Store, *, dry_run: bool = False, now: float | None = None, sync: bool = True
+    store: Store,
+    *,
+    dry_run: bool = False,
+    now: float | None = None,
+    sync: bool = True,
+    known_vectors: Mapping[str, Any] | None = None,
 ) -> tuple[list[Consolidation], list[dict]]:
     settings = store.settings.compact
     min_size = settings.min_episodes
@@ -155,7 +166,7 @@ def consolidate(
     groups = group_episodes(
         infos,
         min_size=min_size,
-        similarity=_similarity(store, [m for _, m in candidates]),
+        similarity=_similarity(store, [m for _, m in candidates], known_vectors),
         threshold=settings.similarity,
         ignore_tags=settings.ignore_tags,
     )
@@ -178,8 +189,22 @@ def consolidate(
     return done, listing.problems
 
 
-def _similarity(store: Store, memories: Sequence[Memory]):
-    """Cosine similarity of the episodes, from the index's vectors where it has them."""
+def _similarity(
+    store: Store, memories: Sequence[Memory], known_vectors: Mapping[str, Any] | None = None
+):
+    """Cosine similarity of the episodes, from `known_vectors` (by embed hash) and the index's
+    vectors where they have them."""
+    import numpy as np
+
+    vectors = _episode_vectors(store, memories, known_vectors)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return vectors @ vectors.T
+
+
+def _episode_vectors(
+    store: Store, memories: Sequence[Memory], known_vectors: Mapping[str, Any] | None = None
+):
     import numpy as np
 
     from memctl.service.retrieval.embedding import index_model, store_embedder
@@ -188,10 +213,11 @@ def _similarity(store: Store, memories: Sequence[Memory]):
     model = index_model(store)
     texts = [index_text(m) for m in memories]
     hashes = [embed_hash(model.id, t) for t in texts]
+    known = {h: known_vectors[h] for h in hashes if known_vectors and h in known_vectors}
     try:
-        known = open_index(store).vectors_for(sorted(set(hashes)))
+        known.update(open_index(store).vectors_for(sorted(set(hashes) - known.keys())))
     except Exception:  # noqa: BLE001 - the index is a cache; embed instead
-        known = {}
+        pass
     missing = [i for i, h in enumerate(hashes) if h not in known]
     vectors = np.zeros((len(texts), model.dim), dtype=np.float32)
     if missing:
@@ -201,9 +227,28 @@ def _similarity(store: Store, memories: Sequence[Memory]):
     for i, h in enumerate(hashes):
         if h in known:
             vectors[i] = np.asarray(known[h], dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
-    return vectors @ vectors.T
+    return vectors
+
+
+def consolidation_vectors(store: Store) -> dict[str, Any]:
+    """The vectors (by embed hash) consolidation would weigh the store's episodes with now.
+
+    A transcript ingest asks before its index sync, while the model is loaded: it passes them
+    to the sync (no text embedded twice) and to compact(), so consolidation does not load the
+    model again beside the index (an episode embedded with its predecessor's context in the
+    index is weighed on its own text, which the index does not hold)."""
+    from memctl.service.retrieval.embedding import index_model
+    from memctl.service.retrieval.indexing import index_text
+
+    candidates = [m for _, m in consolidation_candidates(list_memories(store).memories)]
+    if len(candidates) < store.settings.compact.min_episodes:
+        return {}
+    model = index_model(store)
+    vectors = _episode_vectors(store, candidates)
+    return {
+        embed_hash(model.id, index_text(m)): vector
+        for m, vector in zip(candidates, vectors, strict=True)
+    }
 
 
 def _draft(store: Store, group: EpisodeGroup, members: list[Memory], *, allow_llm: bool):

@@ -720,6 +720,9 @@ def _embed_rows(store, index, pending, report, progress, model: EmbeddingModel, 
         embedded = embed_batched(texts, model_settings(store, model), progress)
         vectors = dict(zip(todo, embedded, strict=True))
         report.embedded = len(todo)
+    from memctl.integrations.query_embedder import end_of_embedding_pass
+
+    end_of_embedding_pass()  # Why: a bulk writer may let the model go before the rows are written
     rows = [
         _row(memory, relpath, text, ehash, chunk)
         for relpath, memory, text, _, ehash, chunk in pending
