@@ -1,0 +1,369 @@
+"""Project tasks, memctl next to a peer: the same memories, queries and scorer, one run.
+
+python -m benchmarks.peers basic-memory [--half dev|test] [--peer-python PATH] [--json OUT]
+                                        [--details OUT.jsonl] [--workdir DIR]
+
+memctl is scored as `python -m benchmarks.project_tasks` scores it (its stores, `recall` top 5
+in hybrid, bm25 and vector mode). The peer gets each project's memories as one Markdown file per
+memory (benchmarks/peers/exchange.py) and each task's prompt, in its own interpreter
+(`--peer-python`, or the MEMCTL_PEER_PYTHON environment variable: the python of the peer's
+venv, set up as benchmarks/README.md says); its top 5 are scored with the same metrics
+(benchmarks/project_tasks/metrics.py). The difference of each figure (peer minus memctl) comes
+with a paired bootstrap interval over tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.halves import HALVES, add_half_option
+from benchmarks.machine import machine_info
+from benchmarks.peers.exchange import ExportedStore, export_store, ids_from_stems, write_request
+from benchmarks.project_tasks.data_files import Dataset, load
+from benchmarks.project_tasks.metrics import DEPTH, Labels, score_shown, shown_from, summarize
+
+MEMCTL_MODES = ("hybrid", "bm25", "vector")
+FIGURES = ("ndcg@5", "essential_recall@5", "any_relevant")
+ROW_KEYS = {"ndcg@5": "ndcg@5", "essential_recall@5": "essential_recall", "any_relevant": "any"}
+PYTHON_ENV = "MEMCTL_PEER_PYTHON"
+RESAMPLES = 10_000
+HERE = Path(__file__).parent
+
+console = Console(stderr=True)
+
+
+@dataclass(frozen=True)
+class Peer:
+    """How to run one peer: its query script, and the settings changed from its defaults
+    (environment variables, each with the reason it is changed)."""
+
+    name: str
+    script: str
+    changed: Mapping[str, tuple[str, str]]  # variable -> (value, why)
+    # (notes folder, fresh home, peer venv) -> the store's environment beyond `changed`
+    environment: Callable[[Path, Path, Path], dict[str, str]] = field(
+        default=lambda notes, home, venv: {}
+    )
+
+
+def _basic_memory_environment(notes: Path, home: Path, venv: Path) -> dict[str, str]:
+    """A fresh home per store whose default project is the notes folder, and the MiniLM
+    weights seeded in the peer's venv (no hub)."""
+    return {
+        "HOME": str(home),
+        "BASIC_MEMORY_HOME": str(notes),
+        "FASTEMBED_CACHE_PATH": str(venv / "fastembed-cache"),
+        "HF_HUB_OFFLINE": "1",
+    }
+
+
+PEERS = {
+    "basic-memory": Peer(
+        name="basic-memory",
+        script="basic_memory_side.py",
+        changed={
+            "BASIC_MEMORY_SEMANTIC_EMBEDDING_MODEL": (
+                "sentence-transformers/all-MiniLM-L6-v2",
+                "memctl's model (its int8 ONNX), so the comparison is about ranking; "
+                "default bge-small-en-v1.5 would be fetched from the hub",
+            ),
+            "BASIC_MEMORY_SEMANTIC_MIN_SIMILARITY": (
+                "0",
+                "default 0.55 is tuned for bge and drops almost every MiniLM hit",
+            ),
+        },
+        environment=_basic_memory_environment,
+    ),
+}
+
+
+def peer_python(asked: str | None) -> Path:
+    """The peer venv's interpreter: --peer-python, else $MEMCTL_PEER_PYTHON."""
+    value = asked or os.environ.get(PYTHON_ENV)
+    if not value:
+        raise SystemExit(
+            f"Error: give the peer's interpreter with --peer-python or {PYTHON_ENV} "
+            "(setup: benchmarks/README.md, 'memctl next to its peers')"
+        )
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise SystemExit(f"Error: {path}: no such interpreter (--peer-python / {PYTHON_ENV})")
+    return path
+
+
+def run_peer(
+    peer: Peer, python: Path, store: ExportedStore, tasks: Sequence[dict], k: int, root: Path
+) -> dict:
+    """The peer's ranked stems for each task of one store, from its own process."""
+    folder = root / store.name
+    request = folder / "request.json"
+    answer = folder / "answer.json"
+    write_request(request, store, [{"id": t["id"], "text": t["prompt"]} for t in tasks], k)
+    home = folder / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    venv = python.parent.parent
+    env = {
+        "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "LANG": "C.UTF-8",
+        **peer.environment(store.notes, home, venv),
+        **{name: value for name, (value, _) in peer.changed.items()},
+    }
+    script = HERE / peer.script
+    done = subprocess.run(
+        [str(python), str(script), str(request), str(answer)],
+        env=env,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    (folder / "peer.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
+        raise SystemExit(
+            f"Error: {peer.name} failed on {store.name} (log: {folder}/peer.log)\n{tail}"
+        )
+    return json.loads(answer.read_text(encoding="utf-8"))
+
+
+def memctl_rankings(data: Dataset, tasks: list[dict], projects: list[str], workdir: Path) -> dict:
+    """mode -> task id -> ranked ids, as benchmarks.project_tasks ranks them."""
+    from benchmarks.project_tasks.run import build_stores, recall_ids
+
+    stores = build_stores(data, projects, "per-project", workdir / "memctl")
+    ranked: dict[str, dict[str, list[str]]] = {mode: {} for mode in MEMCTL_MODES}
+    for task in tasks:
+        store = stores[task["project"]]
+        for mode in MEMCTL_MODES:
+            ranked[mode][task["id"]] = recall_ids(store, task["prompt"], mode)
+    return ranked
+
+
+def score_rankings(
+    data: Dataset, tasks: list[dict], ranked: Mapping[str, Sequence[str]]
+) -> dict[str, dict]:
+    """task id -> project_tasks' per-task figures for one system's top 5."""
+    from memctl.core.language.tokens import estimate_tokens
+
+    token_counts = {m["id"]: estimate_tokens(m["text"]) for m in data.memories}
+    rows = {}
+    for task in tasks:
+        labels = Labels.from_task(task)
+        ids = list(ranked.get(task["id"], []))[:DEPTH]
+        row = score_shown(shown_from({"prompt": ids}, labels, token_counts), labels, ids)
+        row["any"] = None if row["any_relevant"] is None else float(row["any_relevant"])
+        rows[task["id"]] = row
+    return rows
+
+
+def paired(
+    peer: Mapping[str, dict], base: Mapping[str, dict], key: str, seed: int = 0
+) -> dict | None:
+    """Peer minus base over the tasks where the figure applies: mean, 95% paired bootstrap
+    interval, and per-task wins / losses / ties of the peer."""
+    diffs = [
+        peer[t][key] - base[t][key]
+        for t in base
+        if base[t].get(key) is not None and peer[t].get(key) is not None
+    ]
+    if not diffs:
+        return None
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(RESAMPLES))
+    low, high = means[int(0.025 * RESAMPLES)], means[int(0.975 * RESAMPLES) - 1]
+    return {
+        "tasks": n,
+        "difference": sum(diffs) / n,
+        "interval95": [low, high],
+        "peer_wins": sum(1 for d in diffs if d > 0),
+        "peer_losses": sum(1 for d in diffs if d < 0),
+        "ties": sum(1 for d in diffs if d == 0),
+    }
+
+
+def compare(
+    data: Dataset, tasks: list[dict], rankings: Mapping[str, Mapping[str, Sequence[str]]], peer: str
+) -> dict:
+    """half -> system -> figures, and half -> memctl mode -> figure -> paired difference."""
+    rows = {system: score_rankings(data, tasks, ranked) for system, ranked in rankings.items()}
+    result: dict = {}
+    for half in sorted({t["split"] for t in tasks}):
+        ids = [t["id"] for t in tasks if t["split"] == half]
+        systems = {s: summarize([r[i] for i in ids]) for s, r in rows.items()}
+        versus = {
+            mode: {
+                figure: paired(
+                    {i: rows[peer][i] for i in ids},
+                    {i: rows[mode][i] for i in ids},
+                    ROW_KEYS[figure],
+                )
+                for figure in FIGURES
+            }
+            for mode in MEMCTL_MODES
+        }
+        result[half] = {"systems": systems, "peer_minus_memctl": versus}
+    return result
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def render(result: dict) -> None:
+    out = Console() if Console().is_terminal else Console(width=130)
+    peer = result["peer"]["name"]
+    for half, figures in result["halves"].items():
+        table = Table(
+            title=f"Project tasks, {half} half: memctl and {peer} ({result['tasks'][half]} tasks)",
+            box=box.SIMPLE_HEAD,
+        )
+        for column in ("system", "nDCG@5", "essential R@5", "any relevant@5", "hits/task"):
+            table.add_column(column, justify="left" if column == "system" else "right")
+        for system, f in figures["systems"].items():
+            cells = [f["ndcg@5"], f["essential_recall@5"], f["any_relevant"]]
+            table.add_row(system, *(_fmt(c) for c in cells), f"{f['returned_per_task']:.2f}")
+        out.print(table)
+        versus = Table(
+            title=f"{peer} minus memctl, {half} half (95% paired bootstrap; peer wins/losses/ties)",
+            box=box.SIMPLE_HEAD,
+        )
+        versus.add_column("memctl mode")
+        for figure in FIGURES:
+            versus.add_column(figure, justify="right")
+        for mode, by_figure in figures["peer_minus_memctl"].items():
+            cells = []
+            for figure in FIGURES:
+                d = by_figure[figure]
+                cells.append(
+                    "-"
+                    if d is None
+                    else f"{d['difference']:+.3f} [{d['interval95'][0]:+.3f}, "
+                    f"{d['interval95'][1]:+.3f}] {d['peer_wins']}/{d['peer_losses']}/{d['ties']}"
+                )
+            versus.add_row(mode, *cells)
+        out.print(versus)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.peers", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("peer", choices=sorted(PEERS))
+    add_half_option(parser)
+    parser.add_argument(
+        "--peer-python",
+        default=None,
+        help=f"the python of the peer's venv (default: ${PYTHON_ENV})",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument(
+        "--details", type=Path, default=None, help="each task's ranked ids per system (JSONL)"
+    )
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="keep the stores, notes and peer logs here"
+    )
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> dict:
+    started = time.perf_counter()
+    peer = PEERS[args.peer]
+    python = peer_python(args.peer_python)
+    data = load()
+    halves = [args.half] if args.half else list(HALVES)
+    tasks = [t for half in halves for t in data.tasks_of(half)]
+    projects = [p for half in halves for p in data.projects(half)]
+    temp = None
+    workdir = args.workdir
+    if workdir is None:
+        temp = tempfile.TemporaryDirectory(prefix="memctl-peers-")
+        workdir = Path(temp.name)
+    try:
+        console.print(f"memctl: {len(projects)} per-project stores, {len(tasks)} tasks ...")
+        rankings: dict[str, dict[str, list[str]]] = memctl_rankings(data, tasks, projects, workdir)
+        root = workdir / args.peer
+        peer_ranked: dict[str, list[str]] = {}
+        about: dict = {}
+        peer_seconds = 0.0
+        for project in projects:
+            console.print(f"{args.peer}: {project} ...")
+            store = export_store(root, project, data.memories_of(project))
+            own = [t for t in tasks if t["project"] == project]
+            begun = time.perf_counter()
+            answer = run_peer(peer, python, store, own, DEPTH, root)
+            peer_seconds += time.perf_counter() - begun
+            about = {k: v for k, v in answer.items() if k != "results"}
+            for task in own:
+                peer_ranked[task["id"]] = ids_from_stems(answer["results"][task["id"]], store.id_of)
+        rankings = {f"memctl {m}": r for m, r in rankings.items()} | {args.peer: peer_ranked}
+        halves_figures = compare(
+            data,
+            tasks,
+            {s.removeprefix("memctl "): r for s, r in rankings.items()},
+            args.peer,
+        )
+        if args.details:
+            lines = [
+                json.dumps(
+                    {"task": t["id"], "split": t["split"], "system": s, "ranked": r[t["id"]]}
+                )
+                for t in tasks
+                for s, r in rankings.items()
+            ]
+            args.details.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    finally:
+        if temp is not None:
+            temp.cleanup()
+    return {
+        "benchmark": "peers",
+        "peer": {
+            "name": peer.name,
+            **about,
+            "changed": {k: {"value": v, "why": w} for k, (v, w) in peer.changed.items()},
+            "seconds": round(peer_seconds, 1),
+        },
+        "memctl_commit": _commit(),
+        "tasks": {h: len(data.tasks_of(h)) for h in halves},
+        "halves": halves_figures,
+        "total_s": round(time.perf_counter() - started, 1),
+        "machine": machine_info(),
+    }
+
+
+def _commit() -> str | None:
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    result = run(args)
+    result["command"] = "python -m benchmarks.peers " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    render(result)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
