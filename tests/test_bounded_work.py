@@ -124,6 +124,7 @@ class _HeldRunner:
     def __init__(self, slow_root: Path):
         self.slow_root = slow_root.resolve()
         self.release = threading.Event()
+        self.slow_started = threading.Event()
         self.ran: list[str] = []
 
     def prepare(self) -> None:
@@ -132,6 +133,7 @@ class _HeldRunner:
     def run(self, request, stdin, session):
         self.ran.append(request["store"])
         if Path(request["store"]).resolve() == self.slow_root:
+            self.slow_started.set()
             self.release.wait(GUARD_S)
         return 0, [(1, b"done\n")]
 
@@ -176,6 +178,8 @@ def test_a_slow_command_of_one_store_does_not_hold_another_stores_requests(
     try:
         slow_client, slow_worker = _ask(engine, slow)
         assert recv_message(slow_client)[0]["accepted"] is True
+        # Accepted is not yet running: on a loaded machine the next request could start first.
+        assert runner.slow_started.wait(GUARD_S)
 
         # Queued behind the slow command: handed back once past its deadline, unanswered, so
         # the client runs it in-process (the slow command is still running meanwhile).
