@@ -46,6 +46,16 @@ def _stems(response) -> list[str]:
     return stems
 
 
+def search_type(query: str) -> str:
+    """The search type search_notes picks for `query` by default (for the report only)."""
+    try:
+        from basic_memory.mcp.tools import search
+
+        return str(search._search_type_for(None, query, ["main"]))
+    except Exception:  # Why: a private helper that may move; the figure is only a label
+        return "unknown"
+
+
 async def answer(queries: list[dict], k: int) -> tuple[dict, dict]:
     from basic_memory.mcp.tools.search import search_notes
 
@@ -55,7 +65,7 @@ async def answer(queries: list[dict], k: int) -> tuple[dict, dict]:
     for query in queries:
         response = await search(query=query["text"], page_size=k, output_format="json")
         results[query["id"]] = _stems(response)[:k]
-        kind = str(response.get("search_type") or "default") if isinstance(response, dict) else "?"
+        kind = search_type(query["text"])
         types[kind] = types.get(kind, 0) + 1
     return results, types
 

@@ -299,6 +299,7 @@ def run(args: argparse.Namespace) -> dict:
         root = workdir / args.peer
         peer_ranked: dict[str, list[str]] = {}
         about: dict = {}
+        search_types: dict[str, int] = {}
         peer_seconds = 0.0
         for project in projects:
             console.print(f"{args.peer}: {project} ...")
@@ -307,7 +308,12 @@ def run(args: argparse.Namespace) -> dict:
             begun = time.perf_counter()
             answer = run_peer(peer, python, store, own, DEPTH, root)
             peer_seconds += time.perf_counter() - begun
-            about = {k: v for k, v in answer.items() if k != "results"}
+            vectors = str((answer.get("settings") or {}).get("sqlite_vec", ""))
+            if vectors.startswith("unavailable"):
+                raise SystemExit(f"Error: {args.peer} cannot run vector search here: {vectors}")
+            for kind, count in (answer.get("search_types") or {}).items():
+                search_types[kind] = search_types.get(kind, 0) + count
+            about = {k: v for k, v in answer.items() if k not in ("results", "search_types")}
             for task in own:
                 peer_ranked[task["id"]] = ids_from_stems(answer["results"][task["id"]], store.id_of)
         rankings = {f"memctl {m}": r for m, r in rankings.items()} | {args.peer: peer_ranked}
@@ -334,6 +340,7 @@ def run(args: argparse.Namespace) -> dict:
         "peer": {
             "name": peer.name,
             **about,
+            "search_types": search_types,
             "changed": {k: {"value": v, "why": w} for k, (v, w) in peer.changed.items()},
             "seconds": round(peer_seconds, 1),
         },
