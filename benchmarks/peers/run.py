@@ -71,6 +71,11 @@ def _basic_memory_environment(notes: Path, home: Path, venv: Path) -> dict[str, 
     }
 
 
+def _mempalace_environment(notes: Path, home: Path, venv: Path) -> dict[str, str]:
+    """A fresh home and palace per store; its side links the seeded MiniLM into that home."""
+    return {"HOME": str(home), "MEMPALACE_PALACE_PATH": str(notes.parent / "palace")}
+
+
 PEERS = {
     "basic-memory": Peer(
         name="basic-memory",
@@ -87,6 +92,12 @@ PEERS = {
             ),
         },
         environment=_basic_memory_environment,
+    ),
+    "mempalace": Peer(
+        name="mempalace",
+        script="mempalace_side.py",
+        changed={},
+        environment=_mempalace_environment,
     ),
 }
 

