@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.peers.exchange import export_store, ids_from_stems, write_request
-from benchmarks.peers.run import compare, paired, peer_python
+from benchmarks.peers.run import compare, paired, peer_pythons
 from benchmarks.project_tasks.data_files import Dataset
 
 MEMORIES = [
@@ -96,22 +96,40 @@ def test_compare_scores_every_system_with_project_tasks_metrics() -> None:
         "peer": {"ghmcp-t01": ["ghmcp-020", "ghmcp-018"], "ghmcp-t02": ["ghmcp-019"]},
     }
 
-    result = compare(data, tasks, rankings, "peer")
+    result = compare(data, tasks, rankings, ["peer"])
 
     systems = result["dev"]["systems"]
     assert systems["peer"]["essential_recall@5"] == 1.0
     assert systems["hybrid"]["essential_recall@5"] == 0.0
     assert systems["peer"]["any_relevant"] == 1.0
     assert systems["peer"]["false_injection"] == 1.0
-    versus = result["dev"]["peer_minus_memctl"]["hybrid"]["essential_recall@5"]
+    versus = result["dev"]["peer_minus_memctl"]["peer"]["hybrid"]["essential_recall@5"]
     assert (versus["tasks"], versus["peer_wins"], versus["difference"]) == (1, 1, 1.0)
 
 
-def test_a_missing_peer_interpreter_is_a_clear_error(
+def test_each_peer_interpreter_comes_from_its_flag_or_variable_and_a_missing_one_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("MEMCTL_PEER_PYTHON", raising=False)
-    with pytest.raises(SystemExit, match="--peer-python"):
-        peer_python(None)
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    for name in (
+        "MEMCTL_PEER_PYTHON",
+        "MEMCTL_PEER_PYTHON_BASIC_MEMORY",
+        "MEMCTL_PEER_PYTHON_MEMPALACE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+    with pytest.raises(SystemExit, match="MEMCTL_PEER_PYTHON_BASIC_MEMORY"):
+        peer_pythons(["basic-memory"], [])
     with pytest.raises(SystemExit, match="no such interpreter"):
-        peer_python(str(tmp_path / "nope" / "python"))
+        peer_pythons(["basic-memory"], [str(tmp_path / "nope" / "python")])
+    with pytest.raises(SystemExit, match="NAME=PATH"):
+        peer_pythons(["basic-memory", "mempalace"], [str(python)])
+
+    assert peer_pythons(["basic-memory"], [str(python)]) == {"basic-memory": python}
+    monkeypatch.setenv("MEMCTL_PEER_PYTHON_MEMPALACE", str(python))
+    assert peer_pythons(["basic-memory", "mempalace"], [f"basic-memory={python}"]) == {
+        "basic-memory": python,
+        "mempalace": python,
+    }

@@ -1,13 +1,14 @@
-"""Project tasks, memctl next to a peer: the same memories, queries and scorer, one run.
+"""Project tasks, memctl next to its peers: the same memories, queries and scorer, one run.
 
-python -m benchmarks.peers basic-memory [--half dev|test] [--peer-python PATH] [--json OUT]
-                                        [--details OUT.jsonl] [--workdir DIR]
+python -m benchmarks.peers basic-memory [mempalace] [--half dev|test]
+                           [--peer-python [NAME=]PATH ...] [--json OUT]
+                           [--details OUT.jsonl] [--workdir DIR]
 
 memctl is scored as `python -m benchmarks.project_tasks` scores it (its stores, `recall` top 5
 in hybrid, bm25 and vector mode). The peer gets each project's memories as one Markdown file per
 memory (benchmarks/peers/exchange.py) and each task's prompt, in its own interpreter
-(`--peer-python`, or the MEMCTL_PEER_PYTHON environment variable: the python of the peer's
-venv, set up as benchmarks/README.md says); its top 5 are scored with the same metrics
+(`--peer-python`, or MEMCTL_PEER_PYTHON_<NAME> such as MEMCTL_PEER_PYTHON_BASIC_MEMORY: the
+python of the peer's venv, set up as benchmarks/README.md says); its top 5 are scored with the same metrics
 (benchmarks/project_tasks/metrics.py). The difference of each figure (peer minus memctl) comes
 with a paired bootstrap interval over tasks.
 """
@@ -102,18 +103,35 @@ PEERS = {
 }
 
 
-def peer_python(asked: str | None) -> Path:
-    """The peer venv's interpreter: --peer-python, else $MEMCTL_PEER_PYTHON."""
-    value = asked or os.environ.get(PYTHON_ENV)
-    if not value:
-        raise SystemExit(
-            f"Error: give the peer's interpreter with --peer-python or {PYTHON_ENV} "
-            "(setup: benchmarks/README.md, 'memctl next to its peers')"
-        )
-    path = Path(value).expanduser()
-    if not path.is_file():
-        raise SystemExit(f"Error: {path}: no such interpreter (--peer-python / {PYTHON_ENV})")
-    return path
+def peer_pythons(peers: Sequence[str], asked: Sequence[str]) -> dict[str, Path]:
+    """Each peer's venv interpreter: --peer-python NAME=PATH (a bare PATH when one peer is
+    run), else $MEMCTL_PEER_PYTHON_<NAME> (basic-memory: ..._BASIC_MEMORY), else, for one
+    peer, $MEMCTL_PEER_PYTHON."""
+    given: dict[str, str] = {}
+    for entry in asked:
+        name, sep, value = entry.partition("=")
+        if sep and name in PEERS:
+            given[name] = value
+        elif len(peers) == 1:
+            given[peers[0]] = entry
+        else:
+            raise SystemExit(f"Error: --peer-python {entry}: say which peer, NAME=PATH")
+    found = {}
+    for name in peers:
+        variable = f"{PYTHON_ENV}_{name.upper().replace('-', '_')}"
+        value = given.get(name) or os.environ.get(variable)
+        if not value and len(peers) == 1:
+            value = os.environ.get(PYTHON_ENV)
+        if not value:
+            raise SystemExit(
+                f"Error: give {name}'s interpreter with --peer-python or {variable} "
+                "(setup: benchmarks/README.md, 'memctl next to its peers')"
+            )
+        path = Path(value).expanduser()
+        if not path.is_file():
+            raise SystemExit(f"Error: {path}: no such interpreter for {name} (--peer-python)")
+        found[name] = path
+    return found
 
 
 def run_peer(
@@ -208,24 +226,31 @@ def paired(
 
 
 def compare(
-    data: Dataset, tasks: list[dict], rankings: Mapping[str, Mapping[str, Sequence[str]]], peer: str
+    data: Dataset,
+    tasks: list[dict],
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    peers: Sequence[str],
 ) -> dict:
-    """half -> system -> figures, and half -> memctl mode -> figure -> paired difference."""
+    """half -> system -> figures, and half -> peer -> memctl mode -> figure -> the paired
+    difference (peer minus memctl)."""
     rows = {system: score_rankings(data, tasks, ranked) for system, ranked in rankings.items()}
     result: dict = {}
     for half in sorted({t["split"] for t in tasks}):
         ids = [t["id"] for t in tasks if t["split"] == half]
         systems = {s: summarize([r[i] for i in ids]) for s, r in rows.items()}
         versus = {
-            mode: {
-                figure: paired(
-                    {i: rows[peer][i] for i in ids},
-                    {i: rows[mode][i] for i in ids},
-                    ROW_KEYS[figure],
-                )
-                for figure in FIGURES
+            peer: {
+                mode: {
+                    figure: paired(
+                        {i: rows[peer][i] for i in ids},
+                        {i: rows[mode][i] for i in ids},
+                        ROW_KEYS[figure],
+                    )
+                    for figure in FIGURES
+                }
+                for mode in MEMCTL_MODES
             }
-            for mode in MEMCTL_MODES
+            for peer in peers
         }
         result[half] = {"systems": systems, "peer_minus_memctl": versus}
     return result
@@ -236,11 +261,11 @@ def _fmt(value: float | None) -> str:
 
 
 def render(result: dict) -> None:
-    out = Console() if Console().is_terminal else Console(width=130)
-    peer = result["peer"]["name"]
+    out = Console() if Console().is_terminal else Console(width=150)
+    names = ", ".join(result["peers"])
     for half, figures in result["halves"].items():
         table = Table(
-            title=f"Project tasks, {half} half: memctl and {peer} ({result['tasks'][half]} tasks)",
+            title=f"Project tasks, {half} half: memctl and {names} ({result['tasks'][half]} tasks)",
             box=box.SIMPLE_HEAD,
         )
         for column in ("system", "nDCG@5", "essential R@5", "any relevant@5", "hits/task"):
@@ -249,37 +274,40 @@ def render(result: dict) -> None:
             cells = [f["ndcg@5"], f["essential_recall@5"], f["any_relevant"]]
             table.add_row(system, *(_fmt(c) for c in cells), f"{f['returned_per_task']:.2f}")
         out.print(table)
-        versus = Table(
-            title=f"{peer} minus memctl, {half} half (95% paired bootstrap; peer wins/losses/ties)",
-            box=box.SIMPLE_HEAD,
-        )
-        versus.add_column("memctl mode")
-        for figure in FIGURES:
-            versus.add_column(figure, justify="right")
-        for mode, by_figure in figures["peer_minus_memctl"].items():
-            cells = []
+        for peer, by_mode in figures["peer_minus_memctl"].items():
+            versus = Table(
+                title=f"{peer} minus memctl, {half} half "
+                "(mean [95% paired bootstrap] peer wins/losses/ties)",
+                box=box.SIMPLE_HEAD,
+            )
+            versus.add_column("memctl mode")
             for figure in FIGURES:
-                d = by_figure[figure]
-                cells.append(
-                    "-"
-                    if d is None
-                    else f"{d['difference']:+.3f} [{d['interval95'][0]:+.3f}, "
-                    f"{d['interval95'][1]:+.3f}] {d['peer_wins']}/{d['peer_losses']}/{d['ties']}"
-                )
-            versus.add_row(mode, *cells)
-        out.print(versus)
+                versus.add_column(figure, justify="right")
+            for mode, by_figure in by_mode.items():
+                versus.add_row(mode, *(_difference(by_figure[f]) for f in FIGURES))
+            out.print(versus)
+
+
+def _difference(d: dict | None) -> str:
+    if d is None:
+        return "-"
+    low, high = d["interval95"]
+    wins = f"{d['peer_wins']}/{d['peer_losses']}/{d['ties']}"
+    return f"{d['difference']:+.3f} [{low:+.3f}, {high:+.3f}] {wins}"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.peers", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("peer", choices=sorted(PEERS))
+    parser.add_argument("peers", nargs="+", choices=sorted(PEERS), metavar="PEER")
     add_half_option(parser)
     parser.add_argument(
         "--peer-python",
-        default=None,
-        help=f"the python of the peer's venv (default: ${PYTHON_ENV})",
+        nargs="+",
+        default=[],
+        metavar="[NAME=]PATH",
+        help=f"the python of each peer's venv (default: ${PYTHON_ENV}_<NAME>)",
     )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument(
@@ -291,10 +319,40 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def run_one_peer(
+    peer: Peer, python: Path, data: Dataset, tasks: list[dict], projects: list[str], root: Path
+) -> tuple[dict[str, list[str]], dict]:
+    """The peer's ranked ids for every task, store by store, and what it said about itself."""
+    ranked: dict[str, list[str]] = {}
+    about: dict = {}
+    search_types: dict[str, int] = {}
+    begun = time.perf_counter()
+    for project in projects:
+        console.print(f"{peer.name}: {project} ...")
+        store = export_store(root, project, data.memories_of(project))
+        own = [t for t in tasks if t["project"] == project]
+        answer = run_peer(peer, python, store, own, DEPTH, root)
+        vectors = str((answer.get("settings") or {}).get("sqlite_vec", ""))
+        if vectors.startswith("unavailable"):
+            raise SystemExit(f"Error: {peer.name} cannot run vector search here: {vectors}")
+        for kind, count in (answer.get("search_types") or {}).items():
+            search_types[kind] = search_types.get(kind, 0) + count
+        about.setdefault("stores", {})[project] = answer.get("settings")
+        about |= {k: v for k, v in answer.items() if k in ("version", "python")}
+        for task in own:
+            ranked[task["id"]] = ids_from_stems(answer["results"][task["id"]], store.id_of)
+    about |= {
+        "search_types": search_types,
+        "changed": {k: {"value": v, "why": w} for k, (v, w) in peer.changed.items()},
+        "seconds": round(time.perf_counter() - begun, 1),
+    }
+    return ranked, about
+
+
 def run(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
-    peer = PEERS[args.peer]
-    python = peer_python(args.peer_python)
+    peers = list(dict.fromkeys(args.peers))
+    pythons = peer_pythons(peers, args.peer_python)
     data = load()
     halves = [args.half] if args.half else list(HALVES)
     tasks = [t for half in halves for t in data.tasks_of(half)]
@@ -306,34 +364,15 @@ def run(args: argparse.Namespace) -> dict:
         workdir = Path(temp.name)
     try:
         console.print(f"memctl: {len(projects)} per-project stores, {len(tasks)} tasks ...")
-        rankings: dict[str, dict[str, list[str]]] = memctl_rankings(data, tasks, projects, workdir)
-        root = workdir / args.peer
-        peer_ranked: dict[str, list[str]] = {}
-        about: dict = {}
-        search_types: dict[str, int] = {}
-        peer_seconds = 0.0
-        for project in projects:
-            console.print(f"{args.peer}: {project} ...")
-            store = export_store(root, project, data.memories_of(project))
-            own = [t for t in tasks if t["project"] == project]
-            begun = time.perf_counter()
-            answer = run_peer(peer, python, store, own, DEPTH, root)
-            peer_seconds += time.perf_counter() - begun
-            vectors = str((answer.get("settings") or {}).get("sqlite_vec", ""))
-            if vectors.startswith("unavailable"):
-                raise SystemExit(f"Error: {args.peer} cannot run vector search here: {vectors}")
-            for kind, count in (answer.get("search_types") or {}).items():
-                search_types[kind] = search_types.get(kind, 0) + count
-            about = {k: v for k, v in answer.items() if k not in ("results", "search_types")}
-            for task in own:
-                peer_ranked[task["id"]] = ids_from_stems(answer["results"][task["id"]], store.id_of)
-        rankings = {f"memctl {m}": r for m, r in rankings.items()} | {args.peer: peer_ranked}
-        halves_figures = compare(
-            data,
-            tasks,
-            {s.removeprefix("memctl "): r for s, r in rankings.items()},
-            args.peer,
+        rankings: dict[str, dict[str, list[str]]] = dict(
+            memctl_rankings(data, tasks, projects, workdir)
         )
+        about: dict[str, dict] = {}
+        for name in peers:
+            rankings[name], about[name] = run_one_peer(
+                PEERS[name], pythons[name], data, tasks, projects, workdir / name
+            )
+        halves_figures = compare(data, tasks, rankings, peers)
         if args.details:
             lines = [
                 json.dumps(
@@ -348,13 +387,7 @@ def run(args: argparse.Namespace) -> dict:
             temp.cleanup()
     return {
         "benchmark": "peers",
-        "peer": {
-            "name": peer.name,
-            **about,
-            "search_types": search_types,
-            "changed": {k: {"value": v, "why": w} for k, (v, w) in peer.changed.items()},
-            "seconds": round(peer_seconds, 1),
-        },
+        "peers": about,
         "memctl_commit": _commit(),
         "tasks": {h: len(data.tasks_of(h)) for h in halves},
         "halves": halves_figures,
