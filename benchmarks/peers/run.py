@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,6 +310,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="[NAME=]PATH",
         help=f"the python of each peer's venv (default: ${PYTHON_ENV}_<NAME>)",
     )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="a peer's stores indexed and queried at once"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument(
         "--details", type=Path, default=None, help="each task's ranked ids per system (JSONL)"
@@ -320,24 +324,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run_one_peer(
-    peer: Peer, python: Path, data: Dataset, tasks: list[dict], projects: list[str], root: Path
+    peer: Peer,
+    python: Path,
+    data: Dataset,
+    tasks: list[dict],
+    projects: list[str],
+    root: Path,
+    jobs: int = 1,
 ) -> tuple[dict[str, list[str]], dict]:
-    """The peer's ranked ids for every task, store by store, and what it said about itself."""
+    """The peer's ranked ids for every task, store by store (`jobs` stores at once, each in
+    its own process), and what it said about itself."""
+
+    def one(project: str) -> tuple[ExportedStore, list[dict], dict]:
+        console.print(f"{peer.name}: {project} ...")
+        store = export_store(root, project, data.memories_of(project))
+        own = [t for t in tasks if t["project"] == project]
+        return store, own, run_peer(peer, python, store, own, DEPTH, root)
+
     ranked: dict[str, list[str]] = {}
     about: dict = {}
     search_types: dict[str, int] = {}
     begun = time.perf_counter()
-    for project in projects:
-        console.print(f"{peer.name}: {project} ...")
-        store = export_store(root, project, data.memories_of(project))
-        own = [t for t in tasks if t["project"] == project]
-        answer = run_peer(peer, python, store, own, DEPTH, root)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        answers = list(pool.map(one, projects))
+    for store, own, answer in answers:
         vectors = str((answer.get("settings") or {}).get("sqlite_vec", ""))
         if vectors.startswith("unavailable"):
             raise SystemExit(f"Error: {peer.name} cannot run vector search here: {vectors}")
         for kind, count in (answer.get("search_types") or {}).items():
             search_types[kind] = search_types.get(kind, 0) + count
-        about.setdefault("stores", {})[project] = answer.get("settings")
+        about.setdefault("stores", {})[store.name] = answer.get("settings")
         about |= {k: v for k, v in answer.items() if k in ("version", "python")}
         for task in own:
             ranked[task["id"]] = ids_from_stems(answer["results"][task["id"]], store.id_of)
@@ -370,7 +386,7 @@ def run(args: argparse.Namespace) -> dict:
         about: dict[str, dict] = {}
         for name in peers:
             rankings[name], about[name] = run_one_peer(
-                PEERS[name], pythons[name], data, tasks, projects, workdir / name
+                PEERS[name], pythons[name], data, tasks, projects, workdir / name, args.jobs
             )
         halves_figures = compare(data, tasks, rankings, peers)
         if args.details:
