@@ -54,7 +54,9 @@ def memctl_env(server: bool = True, extra: dict[str, str] | None = None) -> dict
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("MEMCTL_") or k == RUNTIME_ENV or k.startswith("MEMCTL_ENGINE_")
+        if not k.startswith("MEMCTL_")
+        or k in (RUNTIME_ENV, "MEMCTL_HOOK_BUDGET")
+        or k.startswith("MEMCTL_ENGINE_")
     }
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.pop("CLAUDE_PROJECT_DIR", None)

@@ -30,9 +30,11 @@ import json, os, socket, sys
 PLANTED = PLANTED_BYTES
 path, record, reason = sys.argv[1], sys.argv[2], sys.argv[3]
 server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-server.bind(path)
-os.chmod(path, 0o666)
+# Listening before the socket appears at its path: a client that sees the path can connect.
+server.bind(path + ".tmp")
+os.chmod(path + ".tmp", 0o666)
 server.listen(8)
+os.rename(path + ".tmp", path)
 def exact(conn, size):
     data = b""
     while len(data) < size:

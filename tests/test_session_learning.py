@@ -22,7 +22,7 @@ from memctl.agents.ingest import ingest_transcript
 from memctl.agents.transcripts import read_conversation, read_tool_calls
 from memctl.config import read_environment
 from memctl.core.learning.conversation import Turn
-from memctl.core.learning.episodes import draft_conversation
+from memctl.core.learning.episodes import draft_conversation, turn_sentences
 from memctl.core.learning.extract_commands import command_candidates, development_command
 from memctl.core.learning.extract_rules import extract_candidates
 from memctl.service.memories.lookup import list_memories
@@ -538,7 +538,36 @@ def test_checks_of_different_kinds_that_passed_are_also_kept_together():
         Transcript().bash("uv run mypy src/app.py").bash("uv run pytest tests/ -x -q").text()
     )
     texts = [c.text for c in command_candidates(calls)]
-    assert "Check a change with `uv run mypy` and `uv run pytest`." in texts
+    assert texts[0].startswith("Check a change with `uv run mypy` and `uv run pytest`.")
+
+
+def test_the_checks_of_a_session_are_one_memory_with_their_variants_and_one_case_forms():
+    calls = read_tool_calls(
+        Transcript()
+        .bash("mise run fmt && mise run lint")
+        .bash("mise run lint")
+        .bash("npx eslint src/a.ts")
+        .bash("mise run test -- -run TestParse -v")
+        .bash("go build ./...")
+        .bash("gh run list --branch main")
+        .bash("gh run view 123456 --log-failed")
+        .text()
+    )
+    found = command_candidates(calls)
+    checks = [c for c in found if c.text.startswith("Check a change")]
+    assert len(checks) == 1
+    text = checks[0].text
+    assert text.startswith(
+        "Check a change with `mise run fmt && mise run lint`, `go build` and `mise run test`."
+    )
+    assert "`npx eslint`" in text  # another form of a job, kept in the same memory
+    assert "`mise run test -- -run TestParse -v`" in text  # one case, as an example
+    assert set(checks[0].commands) >= {"mise run fmt", "mise run lint", "npx eslint", "go build"}
+    # Other jobs keep one memory per family, not one per variant.
+    assert [c.text.split("\n")[0] for c in found if c is not checks[0]] == [
+        "Look at CI runs with `gh run list` and `gh run view`."
+    ]
+    assert not any(c.text.startswith(("Lint with", "Build with", "Run the tests")) for c in found)
 
 
 def test_a_users_shell_echo_and_a_wrapping_apps_instructions_are_not_the_users_words():
@@ -553,3 +582,169 @@ def test_a_users_shell_echo_and_a_wrapping_apps_instructions_are_not_the_users_w
     turns = read_conversation(transcript.text())
     assert [t.content for t in turns] == ["fix ci"]
     assert extract_candidates(turns) == []
+
+
+def test_a_wrapping_apps_instruction_spelled_with_a_hyphen_is_not_the_users_words():
+    transcript = Transcript().user(
+        "<system-instruction>\nRename the branch. Do not check the current branch name.\n"
+        "</system-instruction>\n\nhow is the CLI built?"
+    )
+    turns = read_conversation(transcript.text())
+    assert [t.content for t in turns] == ["how is the CLI built?"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "/gsd:quick restore the footer. the status indicator should be in the footer.",
+        "copy pasting leaves weird line breaks:\n\n    Resume dumps the last 10 decisions, no"
+        " ranking, no relevance beyond tag matching. You should never rank.\n\nbetter way?",
+    ],
+)
+def test_a_task_for_a_slash_command_and_a_pasted_block_are_not_rules(said):
+    assert extract_candidates([Turn("user", said)]) == []
+
+
+def test_a_stretch_without_a_request_of_the_user_writes_no_episode(store, fake_embedder, tmp_path):
+    from memctl.service.lifecycle.session import add_turn, end_session
+
+    add_turn(store, "quiet", "user", "/rename kiki", sync=False)
+    for text in ("No response requested.", "Renamed.", "The session is now kiki."):
+        add_turn(store, "quiet", "assistant", text, sync=False)
+    add_turn(store, "quiet", "user", "ok", sync=False)
+    add_turn(store, "quiet", "assistant", "Noted.", sync=False)
+    fold = end_session(store, "quiet")
+    assert fold.episode_id is None and "no request" in (fold.note or "")
+    assert not [m for m in _memories(store) if m.type == "episodic"]
+
+
+def test_an_episode_keeps_the_users_request_without_its_ok_or_lets():
+    turns = [
+        Turn("user", "ok, let's do all the investigation in phase 1."),
+        Turn("assistant", "Phase 1 now holds every investigation step."),
+        Turn("user", "okay I just added the environment variables to doppler"),
+        Turn("assistant", "The deploy read them: the credentials work."),
+        Turn("user", "Looks like here, the logos are not rendered correctly."),
+        Turn("assistant", "The logo paths were relative; they are absolute now."),
+    ]
+    said = [sentence for role, sentence in turn_sentences(turns) if role == "user"]
+    assert said == [
+        "Do all the investigation in phase 1.",
+        "I just added the environment variables to doppler",
+        "The logos are not rendered correctly.",
+    ]
+    draft = draft_conversation(turns, ratio=1.0)
+    assert "User: Do all the investigation in phase 1." in draft.summary
+    assert draft.title == "Do all the investigation in phase 1."
+
+
+# --- a correction asked as a question, and rules about tests that reach the next test edit ---
+
+
+@pytest.mark.parametrize(
+    ("asked", "reply", "kept"),
+    [
+        ("can't the tests be table driven?", "Good call, they share one shape.", "table driven"),
+        ("why aren't we using table-driven tests here?", "You're right.", "Prefer using table"),
+        ("can't we reuse the existing parser?", "Agreed, reusing it.", "Reuse the existing parser"),
+    ],
+)
+def test_a_suggestion_asked_as_a_question_that_the_agent_grants_is_kept(asked, reply, kept):
+    found = extract_candidates([Turn("user", asked), Turn("assistant", reply)])
+    assert any(kept in c.text for c in found)
+    assert all(c.type == "preference" for c in found)
+
+
+def test_a_question_the_agent_answers_is_not_a_correction():
+    asked = "why are we not using bun instead of tsc?"
+    reply = "Good question. Bun cannot emit the .d.ts files the packages publish."
+    assert extract_candidates([Turn("user", asked), Turn("assistant", reply)]) == []
+
+
+def test_a_rule_about_tests_reaches_the_agent_at_its_next_test_edit_in_a_later_session(
+    store, fake_embedder, tmp_path
+):
+    project = store.root.parent
+    (project / "pkg").mkdir()
+    (project / "pkg" / "color_test.go").write_text("package pkg\n")
+    transcript = (
+        Transcript()
+        .user("add tests for the color fallback")
+        .say("Added six tests.")
+        .user("can't the tests be table driven?")
+        .say("Good call: the six tests share one shape.")
+    )
+    transcript.lines.append(
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_e", "name": "Edit",
+                     "input": {"file_path": str(project / "src" / "fallback_test.go"),
+                               "old_string": "a", "new_string": "b"}}
+                ],
+            },
+        }
+    )  # fmt: skip
+    transcript.say("Done: one table-driven test.").write(tmp_path / "t.jsonl")
+    ingest_transcript(store, "t", tmp_path / "t.jsonl", final=True)
+    rule = next(m for m in _memories(store) if m.type == "preference")
+    assert "table driven" in rule.body and rule.extra["paths"] == ["**/*_test.go"]
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "later",
+        "cwd": str(project),
+        "tool_name": "Edit",
+        "tool_input": {
+            "file_path": str(project / "pkg" / "color_test.go"),
+            "old_string": "package pkg",
+            "new_string": "package pkg // colors",
+        },
+    }
+    shown = run_claude_code_hook(
+        "PreToolUse",
+        json.dumps(payload),
+        explicit_store=str(store.root),
+        env=read_environment({"MEMCTL_HOOK_BUDGET": "600"}),  # no time limit on a loaded machine
+        cwd=project,
+        background=False,
+        store_only=True,
+    )
+    assert "table driven" in shown
+
+
+def test_a_claim_refuted_after_its_stretch_was_folded_is_in_no_episode(
+    store, fake_embedder, tmp_path
+):
+    transcript = Transcript().user("list what the test harness wrote into the projects folder")
+    transcript.say("The harness wrote three session files there.")
+    transcript.user("why does claude fail to start after the harness ran?")
+    transcript.say("Claude Code session ids start with a date, like 2026-01-05-uuid.")
+    transcript.user("yes")
+    for step in range(20):  # long enough that the claim's stretch is folded first
+        transcript.say(f"Checked part {step} of the harness output files again.")
+    transcript.user("hmm, I just checked and none of the files has a date in front")
+    transcript.say("Right: the file name is the bare session uuid.")
+    transcript.user("fix the harness so it writes bare uuids too")
+    transcript.say("Fixed the harness: it names files by the bare uuid.").write(
+        tmp_path / "r.jsonl"
+    )
+    ingest_transcript(store, "r", tmp_path / "r.jsonl", final=True)
+    episodes = [m for m in _memories(store) if m.type == "episodic"]
+    assert not any("start with a date" in m.body for m in episodes)
+    assert any("bare uuid" in f"{m.title} {m.body}" for m in episodes)
+
+
+def test_a_question_about_what_the_agent_did_does_not_drop_its_earlier_reports():
+    from memctl.core.learning.episodes import refuted_turns
+
+    turns = [
+        Turn("user", "port the parser to typescript"),
+        Turn("assistant", "Ported: the parser now rejects trailing commas."),
+        Turn("user", "why did you create a .js variant of the files?"),
+        Turn("assistant", "A leftover of the build; removed."),
+        Turn("user", "hmm, none of the files rejects trailing commas"),
+    ]
+    assert refuted_turns(turns, claims_only=True) == {3}
+    assert refuted_turns(turns) == {1, 3}  # within one stretch, as before

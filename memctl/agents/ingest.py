@@ -16,6 +16,7 @@ from memctl.config import Store
 from memctl.core.errors import MemctlError
 from memctl.core.files.memory import parse_time
 from memctl.core.learning.conversation import ToolCall, Turn, home_as_tilde
+from memctl.core.learning.episodes import refuted_turns
 from memctl.store.files import file_lock
 from memctl.store.hook_state import load_session_state, save_session_state
 from memctl.store.safe_read import DEFAULT_MAX_INPUT_BYTES, read_input_file
@@ -100,8 +101,14 @@ def _ingest(
                     session,
                 )
             )
+        # Why the whole transcript: a claim the user refutes a few turns later may sit in an
+        # earlier stretch of the buffer, folded into its own episode before the refutation.
+        # Only claims said to be false: "why did you ...?" objects to an action, and the work
+        # reported before it, folded already, stays.
+        refuted = refuted_turns(turns, claims_only=True)
         for index in range(done, len(turns)):
-            report.episodes.extend(_buffer_turn(store, session, turns[index]))
+            if index not in refuted:
+                report.episodes.extend(_buffer_turn(store, session, turns[index]))
             state["turns_ingested"] = index + 1
             save_session_state(store, session_id, state)
         if final:

@@ -62,7 +62,9 @@ _ROLE_LINE = re.compile(
 )
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 # What an app wrapping Claude Code (Conductor, ...) puts before the person's words.
-_HARNESS_INSTRUCTION = re.compile(r"<system_instruction>.*?</system_instruction>", re.DOTALL)
+_HARNESS_INSTRUCTION = re.compile(
+    r"<system[_-]instruction>.*?</system[_-]instruction>", re.DOTALL | re.IGNORECASE
+)
 _SHELL_ECHOES = (
     "<local-command-stdout>",
     "<local-command-stderr>",

@@ -230,9 +230,12 @@ def _rules_plan(
     session: str = "",
     tool_output_lines: Sequence[int] = (),
 ) -> list[PlanItem]:
-    from memctl.core.learning.extract_commands import command_candidates
+    from memctl.core.learning.extract_commands import anchor_test_rules, command_candidates
 
-    candidates = extract_candidates(turns) + command_candidates(tool_calls, home_folder())
+    said = anchor_test_rules(
+        extract_candidates(turns), tool_calls, [t.line for t in turns if t.role == "user"]
+    )
+    candidates = said + command_candidates(tool_calls, home_folder())
 
     def outputs_before(candidate: Candidate) -> Sequence[tuple[str, str]]:
         if not candidate.line or len(tool_output_lines) != len(tool_outputs):

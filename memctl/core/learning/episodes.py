@@ -79,7 +79,7 @@ _NARRATION = re.compile(
     r"i need to|i should|i can see|i see\b|i now|i've now|i understand|here's|here is|"
     r"looking at|checking|running|all green|you're right|you are right|absolutely|"
     r"understood|thanks|thank you|great question|this (?:is|was) (?:a )?(?:good|great)|"
-    r"looks like|found it|all done|first,? i\b|next,? i\b)",
+    r"looks like|found it|all done|first,? i\b|next,? i\b|no response requested)",
     re.IGNORECASE,
 )
 # The agent reporting what it did in the first person: the report is kept, the "I" is not
@@ -128,13 +128,17 @@ _ASSENT = re.compile(
 )
 
 
-def refutes(user_text: str) -> bool:
-    """Whether a user turn says the agent's claim before it was wrong."""
+def refutes(user_text: str, *, claims_only: bool = False) -> bool:
+    """Whether a user turn says the agent's claim before it was wrong. `claims_only`: not a
+    question about what the agent did ("why did you add X?" objects to an action; what the
+    agent said before it may still be true)."""
     text = user_text.strip()
+    if claims_only and re.match(r"^\W*why\b", text, re.IGNORECASE):
+        return False
     return bool(_REFUTES.match(text) or _REFUTES_WITHIN.search(text[:300]))
 
 
-def refuted_turns(turns: Sequence[Turn]) -> set[int]:
+def refuted_turns(turns: Sequence[Turn], *, claims_only: bool = False) -> set[int]:
     """Indexes of the assistant turns a user turn refutes: every agent turn since the user's
     last real request (an "ok" or "yes" is not one), since the claim may be from any of them."""
     refuted: set[int] = set()
@@ -143,7 +147,7 @@ def refuted_turns(turns: Sequence[Turn]) -> set[int]:
         if turn.role == "assistant":
             since_request.append(index)
         elif turn.role == "user" and not _AGENT_WRITTEN.match(turn.content):
-            if since_request and refutes(turn.content):
+            if since_request and refutes(turn.content, claims_only=claims_only):
                 refuted.update(since_request)
                 since_request = []
             elif not _ASSENT.match(turn.content):
@@ -170,9 +174,10 @@ def turn_sentences(turns: Sequence[Turn]) -> list[tuple[str, str]]:
                 if is_narration(sentence):
                     continue
                 sentence = _without_first_person(sentence)
-                if not sentence:
-                    continue
-            pairs.append((turn.role, sentence))
+            elif turn.role == "user":
+                sentence = _without_lead_in(sentence)
+            if sentence:
+                pairs.append((turn.role, sentence))
     return pairs
 
 
@@ -185,6 +190,26 @@ def _without_first_person(sentence: str) -> str:
         return sentence
     rest = sentence[match.end() :]
     return rest[:1].upper() + rest[1:]
+
+
+# How people open what they say to an agent ("ok, ...", "okay so ...", "let's ...", "looks
+# like ..."): the request or report is the rest; the lead-in read alone is an acknowledgement,
+# a hedge or a step being narrated.
+_LEAD_IN = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|all right|yes|yeah|yep|hmm+)\b(?![-'])[\s,.!:;]*"
+    r"|(?:great|perfect|cool|nice|well|right|sure|so)[,.!]+\s*)+"
+    r"(?:so\s+)?(?:(?:let'?s|let us)\s+)?|^(?:let'?s|let us)\s+"
+    r"|^(?:it\s+)?(?:looks|seems)\s+like\s+(?:here\s*,\s*)?",
+    re.IGNORECASE,
+)
+
+
+def _without_lead_in(sentence: str) -> str:
+    """A user's sentence without "ok," / "let's" in front; "" when nothing else is left."""
+    rest = _LEAD_IN.sub("", sentence, count=1)
+    if rest == sentence:
+        return sentence
+    return rest[:1].upper() + rest[1:] if re.search(r"\w", rest) else ""
 
 
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
@@ -302,17 +327,33 @@ def conversation_importance(text: str, decisions: Sequence[str], outcomes: Seque
 TITLE_CHARS = 90
 
 
-def episode_title(turns: Sequence[Turn], topics: Sequence[str]) -> str:
-    """What the user asked for, in their words (the first request of three words or more);
-    else the topics; cut at a word boundary, never mid-word."""
+def user_request(turns: Sequence[Turn]) -> str:
+    """The user's first request in these turns, in their words: the opening sentence of a user
+    turn, three words or more, mostly letters (not a pasted log); "" when there is none."""
     for turn in turns:
         if turn.role != "user" or _AGENT_WRITTEN.match(turn.content):
             continue
         for sentence in split_sentences(strip_code_blocks(turn.content)):
-            words = sentence.split()
+            words = (_without_lead_in(sentence) or sentence).split()
             if len(words) >= 3 and sum(ch.isalpha() for ch in sentence) > 0.6 * len(sentence):
-                return _word_cut(" ".join(words), TITLE_CHARS)
+                return " ".join(words)
             break
+    return ""
+
+
+def worth_an_episode(turns: Sequence[Turn]) -> bool:
+    """Whether a stretch of conversation is worth an episode: the user asked for something in
+    it. A stretch of the agent working on alone (its replies to "/rename", its reports after a
+    request an earlier episode holds) tells nothing an episode could be found by."""
+    return bool(user_request(turns))
+
+
+def episode_title(turns: Sequence[Turn], topics: Sequence[str]) -> str:
+    """What the user asked for, in their words (the first request of three words or more);
+    else the topics; cut at a word boundary, never mid-word."""
+    request = user_request(turns)
+    if request:
+        return _word_cut(request, TITLE_CHARS)
     if topics:
         names = list(topics[:3])
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

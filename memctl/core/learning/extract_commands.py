@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from memctl.core.learning.conversation import Candidate, ToolCall
 
 SOURCE = "system_generated"  # observed from the agent's tool calls, nobody's words
-MAX_COMMANDS = 6  # per session: the few a next session needs, not a shell history
+MAX_COMMANDS = 10  # per session: the few a next session needs, not a shell history
 MAX_GOTCHAS = 3
 
 # First words that run a project's tooling.
@@ -189,6 +189,9 @@ def _general(words: list[str]) -> str:
 
 
 def _commands(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
+    """One memory for how a change is checked here (every check that passed: tests, lint,
+    type-check, format, build, chained runs), and one per other family of commands (CI runs,
+    the dev server, ...): the next session needs the family, not each variant on its own."""
     seen: dict[str, tuple[Command, list[int]]] = {}
     for call in calls:
         if call.name != "Bash" or not call.command or call.ok is not True:
@@ -202,67 +205,100 @@ def _commands(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
                     seen[command.text] = (replace(earlier, example=command.example), lines)
             else:
                 seen[command.text] = (command, [call.line])
-    ranked = sorted(seen.values(), key=lambda item: (-len(item[1]), item[1][0]))
-    found = _chains(calls, home) or _checks(ranked)
-    for command, lines in ranked[:MAX_COMMANDS]:
-        text = f"{_PHRASES[command.kind]} `{command.text}`."
-        if command.example and len(command.example) <= MAX_EXAMPLE_CHARS:
-            text += f"\n\nOne file or case: `{command.example}`."
-        confidence = 0.85 if len(lines) > 1 else 0.75
-        found.append(
-            Candidate(
-                text,
-                "procedural",
-                confidence,
-                SOURCE,
-                f"command:{command.kind}:{command.anchor}",
-                command.example or command.text,
-                origin="agent",
-                line=lines[0],
-                last_line=lines[-1],
-                commands=(command.anchor,),
-            )
-        )
+    ranked = sorted(seen.values(), key=lambda item: (-len(item[1]), item[1][0]))[:MAX_COMMANDS]
+    checks = [entry for entry in ranked if entry[0].kind in _CHECK_KINDS]
+    found = _checks(checks, _chains(calls, home))
+    for kind in dict.fromkeys(command.kind for command, _ in ranked):
+        if kind not in _CHECK_KINDS:
+            family = [entry for entry in ranked if entry[0].kind == kind]
+            found.append(_family(family, f"{_PHRASES[kind]} {_listed(family)}."))
     return found
 
 
 _CHECK_KINDS = ("format", "lint", "type-check", "build", "tests")
+MAX_EXAMPLES = 3
 
 
-def _checks(ranked: list[tuple[Command, list[int]]]) -> list[Candidate]:
-    """The checks of different kinds that passed in the session, as one memory: how a change is
-    checked here (each also has its own)."""
-    first: dict[str, tuple[Command, list[int]]] = {}
-    for command, lines in ranked:
-        if command.kind in _CHECK_KINDS and command.kind not in first:
-            first[command.kind] = (command, lines)
-    if len(first) < 2:
+def _listed(family: Sequence[tuple[Command, list[int]]]) -> str:
+    names = [f"`{command.text}`" for command, _ in family]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _family(
+    family: Sequence[tuple[Command, list[int]]], headline: str, subject: str = ""
+) -> Candidate:
+    """One memory for commands that do one job: the headline, then the one-case forms."""
+    examples = [
+        command.example
+        for command, _ in family
+        if command.example and len(command.example) <= MAX_EXAMPLE_CHARS
+    ][:MAX_EXAMPLES]
+    text = headline
+    if examples:
+        text += "\n\nOne file or case: " + "; ".join(f"`{e}`" for e in examples) + "."
+    lines = sorted(line for _, each in family for line in each)
+    first = family[0][0]
+    runs = sum(len(each) for _, each in family)
+    return Candidate(
+        text,
+        "procedural",
+        0.85 if runs > 1 else 0.75,
+        SOURCE,
+        subject or f"command:{first.kind}:{first.anchor}",
+        first.example or first.text,
+        origin="agent",
+        line=lines[0],
+        last_line=lines[-1],
+        commands=tuple(dict.fromkeys(command.anchor for command, _ in family)),
+    )
+
+
+def _checks(
+    checks: list[tuple[Command, list[int]]], chains: list[tuple[list[Command], list[int]]]
+) -> list[Candidate]:
+    """The checks that passed in the session as one memory: the chained runs first, then the
+    most run command of each kind (format, lint, type-check, build, tests), then its other
+    forms. A single command keeps its own phrase ("Run the tests with `X`.")."""
+    chained = {command.text for commands, _ in chains for command in commands}
+    rest = [entry for entry in checks if entry[0].text not in chained]
+    if not chains and len(rest) == 1:
+        command = rest[0][0]
+        return [_family(rest, f"{_PHRASES[command.kind]} `{command.text}`.")]
+    if not chains and not rest:
         return []
-    chosen = [first[kind] for kind in _CHECK_KINDS if kind in first]
-    listed = [f"`{command.text}`" for command, _ in chosen]
-    text = f"Check a change with {', '.join(listed[:-1])} and {listed[-1]}."
-    lines = sorted(line for _, each in chosen for line in each)
-    return [
-        Candidate(
-            text,
-            "procedural",
-            0.75,
-            SOURCE,
-            "command:checks",
-            text,
-            origin="agent",
-            line=lines[0],
-            last_line=lines[-1],
-            commands=tuple(command.anchor for command, _ in chosen),
+    # Why not a kind a chain runs: `npx eslint` next to `fmt && lint` is another form of it.
+    first: dict[str, tuple[Command, list[int]]] = {}
+    done = {command.kind for commands, _ in chains for command in commands}
+    for entry in rest:
+        if entry[0].kind not in done:
+            first.setdefault(entry[0].kind, entry)
+    headline = [f"`{' && '.join(c.text for c in commands)}`" for commands, _ in chains]
+    headline += [f"`{first[kind][0].text}`" for kind in _CHECK_KINDS if kind in first]
+    text = (
+        "Check a change with "
+        + (headline[0] if len(headline) == 1 else ", ".join(headline[:-1]) + " and " + headline[-1])
+        + "."
+    )
+    others = [entry for entry in rest if entry is not first.get(entry[0].kind)]
+    family = (
+        [(c, lines) for commands, lines in chains for c in commands]
+        + [first[kind] for kind in _CHECK_KINDS if kind in first]
+        + others
+    )
+    candidate = _family(family, text, "command:checks")
+    if others:
+        also = ", ".join(f"`{command.text}`" for command, _ in others)
+        head, sep, tail = candidate.text.partition("\n\n")
+        candidate = replace(
+            candidate, text=f"{head}\n\nOther forms that worked: {also}.{sep}{tail}"
         )
-    ]
+    return [candidate]
 
 
-def _chains(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
-    """A command line that runs several checks in a row (`fmt && lint && test`) that passed:
-    the sequence this project checks a change with, as one memory."""
-    found: list[Candidate] = []
-    seen: set[str] = set()
+def _chains(calls: Sequence[ToolCall], home: str) -> list[tuple[list[Command], list[int]]]:
+    """Command lines that ran several checks in a row (`fmt && lint && test`) and passed: the
+    sequence this project checks a change with (at most two)."""
+    found: dict[str, tuple[list[Command], list[int]]] = {}
     for call in calls:
         if call.name != "Bash" or call.ok is not True or "&&" not in call.command:
             continue
@@ -270,24 +306,11 @@ def _chains(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
         if len(commands) < 2:
             continue
         chain = " && ".join(c.text for c in commands)
-        if chain in seen:
-            continue
-        seen.add(chain)
-        found.append(
-            Candidate(
-                f"Check a change with `{chain}`.",
-                "procedural",
-                0.8,
-                SOURCE,
-                f"command:chain:{chain}",
-                chain,
-                origin="agent",
-                line=call.line,
-                last_line=call.result_line or call.line,
-                commands=tuple(dict.fromkeys(c.anchor for c in commands)),
-            )
-        )
-    return found[:2]
+        if chain in found:
+            found[chain][1].append(call.line)
+        else:
+            found[chain] = (commands, [call.line])
+    return list(found.values())[:2]
 
 
 def _gotchas(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
@@ -333,3 +356,54 @@ def _gotchas(calls: Sequence[ToolCall], home: str) -> list[Candidate]:
 
 def _same_runner(a: Command, b: Command) -> bool:
     return a.text.split()[:1] == b.text.split()[:1] or a.kind == b.kind
+
+
+# Test files by their naming convention: a rule about tests applies to every file of that kind.
+_TEST_FILE_KINDS = (
+    (re.compile(r"^test_[^/]+\.py$"), "**/test_*.py"),
+    (re.compile(r"^[^/]+(_test|_spec)\.(\w+)$"), "**/*{0}.{1}"),
+    (re.compile(r"^[^/]+\.(test|spec)\.(\w+)$"), "**/*.{0}.{1}"),
+    (re.compile(r"^[^/]+(Tests?)\.(java|kt|cs|swift|scala)$"), "**/*{0}.{1}"),
+)
+_CHANGING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_ABOUT_TESTS = re.compile(r"\b(?:tests?|specs?|test cases?|testing)\b", re.IGNORECASE)
+
+
+def test_file_glob(path: str) -> str | None:
+    """The glob of test files a path is one of (`src/a_test.go` -> `**/*_test.go`); None for a
+    file that is not a test by its name."""
+    name = re.split(r"[/\\]", path.strip())[-1]
+    for pattern, glob in _TEST_FILE_KINDS:
+        match = pattern.match(name)
+        if match:
+            return glob.format(*match.groups())
+    return None
+
+
+def anchor_test_rules(
+    candidates: Sequence[Candidate], calls: Sequence[ToolCall], user_lines: Sequence[int]
+) -> list[Candidate]:
+    """A user's rule about tests ("the tests should be table driven"), anchored to the kind of
+    test file the agent changed next (before the user spoke again), so the action-time hook
+    shows it the next time the agent is about to change a test, in any session."""
+    found = []
+    for candidate in candidates:
+        if (
+            candidate.origin == "user"
+            and not candidate.paths
+            and _ABOUT_TESTS.search(candidate.text)
+        ):
+            end = min((line for line in user_lines if line > candidate.last_line), default=None)
+            globs = [
+                test_file_glob(call.path)
+                for call in calls
+                if call.name in _CHANGING_TOOLS
+                and call.path
+                and call.line > candidate.last_line
+                and (end is None or call.line < end)
+            ]
+            kinds = tuple(dict.fromkeys(glob for glob in globs if glob))
+            if kinds:
+                candidate = replace(candidate, paths=kinds[:2])
+        found.append(candidate)
+    return found

@@ -86,11 +86,14 @@ def extract_candidates(turns: list[Turn]) -> list[Candidate]:
     """Candidates in conversation order; a repeated statement appears once, at its strongest."""
     found: list[Candidate] = []
     position: dict[tuple[str, str], int] = {}
-    for turn in turns:
+    for index, turn in enumerate(turns):
         if turn.role not in ("user", "assistant") or _written_by_an_agent(turn):
             continue
-        for sentence in split_sentences(strip_code_blocks(turn.content)):
-            for candidate in extract_sentence(sentence, turn.role):
+        if turn.role == "user" and _SLASH_COMMAND.match(turn.content):
+            continue  # a task handed to a command ("/gsd:quick restore the footer"), not a rule
+        conceded = turn.role == "user" and _agent_conceded(turns[index + 1 :])
+        for sentence in split_sentences(_without_pasted_blocks(strip_code_blocks(turn.content))):
+            for candidate in extract_sentence(sentence, turn.role, conceded=conceded):
                 candidate = replace(
                     candidate,
                     text=dated(candidate.text, turn.timestamp),
@@ -118,18 +121,52 @@ _AGENT_WRITTEN = re.compile(
 )
 
 
+_SLASH_COMMAND = re.compile(r"^\s*/[\w:.-]+(?:\s|$)")
+# A Markdown indented block (four spaces or a tab after a blank line): text the user pasted.
+_INDENTED_BLOCK = re.compile(r"(?:^|\n)[ \t]*\n(?:(?: {4}|\t)[^\n]*(?:\n|$)| *(?:\n|$))+")
+
+
+def _without_pasted_blocks(text: str) -> str:
+    """The user's own words, without what they pasted as an indented block."""
+    return _INDENTED_BLOCK.sub("\n\n", text)
+
+
 def _written_by_an_agent(turn: Turn) -> bool:
     return turn.role == "user" and bool(_AGENT_WRITTEN.match(turn.content))
 
 
-def extract_sentence(sentence: str, role: str = "user") -> list[Candidate]:
-    """What one sentence states explicitly: one candidate per clause that carries a cue."""
+# The agent's reply that grants a user's point ("Good call", "You're right", "Fair point"):
+# the question before it was a correction, not a question.
+_CONCESSION = re.compile(
+    r"^\W*(?:good|great|fair|excellent)\s+(?:call|catch|point|idea|suggestion)\b|"
+    r"^\W*(?:you'?re|you are)\s+(?:absolutely\s+|totally\s+|quite\s+)?(?:right|correct)\b|"
+    r"^\W*(?:agreed|absolutely|makes sense|fair enough|indeed)\b",
+    re.IGNORECASE,
+)
+
+
+def _agent_conceded(after: list[Turn]) -> bool:
+    """Whether the agent's first reply after a user turn grants the user's point."""
+    reply = next((t for t in after if t.role in ("assistant", "user")), None)
+    return (
+        reply is not None and reply.role == "assistant" and bool(_CONCESSION.match(reply.content))
+    )
+
+
+def extract_sentence(
+    sentence: str, role: str = "user", *, conceded: bool = False
+) -> list[Candidate]:
+    """What one sentence states explicitly: one candidate per clause that carries a cue.
+
+    `conceded`: the agent's reply granted the user's point, so a question such as "why aren't
+    we using X?" or "can't the tests be Y?" was a correction."""
     evidence = sentence.strip()
     if role not in ("user", "assistant"):
         return []
     if role == "user" and _is_question(evidence):
         # Why: people correct agents with questions ("why are you writing TypeScript?").
-        candidate = _asked_correction(_DISCOURSE.sub("", evidence).strip())
+        asked = _DISCOURSE.sub("", evidence).strip()
+        candidate = _asked_correction(asked) or (_conceded_question(asked) if conceded else None)
         return [replace(candidate, evidence=evidence)] if candidate else []
     if _is_question(evidence):
         return []
@@ -655,6 +692,38 @@ def _asked_correction(question: str) -> Candidate | None:
         verb = match.group("verb").lower()
         said = f"{subject} should {'' if verb == 'just' else verb + ' '}{match.group('rest')}"
         return _make(standalone(said), "preference", 0.7, "preference", clause_subject(said))
+    return None
+
+
+_WHY_NOT_WE = re.compile(
+    r"^why\s+(?:aren'?t|are\s+(?:we|you)\s+not|don'?t|do\s+(?:we|you)\s+not|not)\s+"
+    r"(?:we\s+|you\s+)?(?P<what>.+?)[?？]*$",
+    re.IGNORECASE,
+)
+_COULD_NOT = re.compile(
+    r"^(?:can'?t|cannot|couldn'?t|shouldn'?t|wouldn'?t)\s+(?:(?P<person>we|you)\s+|"
+    r"(?P<subject>(?:the|these|those|our|this|that|all)\s+[\w.-]+)\s+)(?P<rest>[^?]+?)[?？]*$",
+    re.IGNORECASE,
+)
+
+
+def _conceded_question(question: str) -> Candidate | None:
+    """A suggestion asked as a question that the agent granted: "why aren't we using
+    table-driven tests?" -> "Prefer using table-driven tests."; "can't we reuse the parser?"
+    -> "Reuse the parser."; "can't the tests be table driven?" -> "The tests should be ..."."""
+    if len(question) > MAX_RULE_CHARS or _looks_like_output(question):
+        return None
+    match = _WHY_NOT_WE.match(question)
+    if match and not _too_thin(match.group("what")):
+        what = match.group("what").strip()
+        first = what.split()[0].lower()
+        said = f"prefer {what}" if first.endswith("ing") else what
+        return _make(standalone(said), "preference", 0.7, "rule", verb_subject(what))
+    match = _COULD_NOT.match(question)
+    if match and not _too_thin(match.group("rest")):
+        rest = match.group("rest").strip()
+        said = rest if match.group("person") else f"{match.group('subject')} should {rest}"
+        return _make(standalone(said), "preference", 0.7, "rule", clause_subject(said))
     return None
 
 

@@ -13,6 +13,7 @@ from memctl.core.files.input_limits import check_input
 from memctl.core.files.memory import now_iso, parse_time
 from memctl.core.learning.buffer import BufferLimits, over_limits, plan_trim
 from memctl.core.learning.conversation import ROLES
+from memctl.core.learning.episodes import worth_an_episode
 from memctl.service.lifecycle.episodes import draft_turns, write_conversation_episode, written_id
 from memctl.service.memories.redaction import redact_for_store
 from memctl.service.retrieval.indexing import sync_index
@@ -194,6 +195,9 @@ def _fold(
     fold = FoldReport(meta.id, action, len(turns))
     if not any(t.role in ("user", "assistant") for t in turns):
         fold.note = "nothing conversational to write"
+        return fold
+    if not worth_an_episode([t.as_turn() for t in turns]):
+        fold.note = "no request of the user in these turns: no episode written"
         return fold
     drafted = draft_turns(store, [t.as_turn() for t in turns], meta.summary, allow_llm=not dry_run)
     fold.title, fold.writer, fold.usage, fold.warning = (
