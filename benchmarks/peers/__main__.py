@@ -1,0 +1,3 @@
+from benchmarks.peers.run import main
+
+raise SystemExit(main())
