@@ -51,10 +51,10 @@ def _capture(monkeypatch) -> io.StringIO:
 
 def test_console_prints_user_markup_and_escapes_as_plain_text(monkeypatch):
     buffer = _capture(monkeypatch)
-    output.stdout.print(f"[/bold] see [/etc/passwd] [link=https://x]y[/link] {OSC52}\x1b[2J")
+    output.stdout.print(f"[/bold] see [/secret/notes] [link=https://x]y[/link] {OSC52}\x1b[2J")
     output.stdout.print(Text(f"title {OSC52} [/x]"))
     shown = buffer.getvalue()
-    assert "[/bold] see [/etc/passwd] [link=https://x]y[/link]" in shown
+    assert "[/bold] see [/secret/notes] [link=https://x]y[/link]" in shown
     assert "title 52;c;aGVsbG8= [/x]" in shown  # rich drops the BEL first: the payload shows
     assert not any(c in shown for c in "\x1b\x07\x9b")
 
